@@ -1,0 +1,95 @@
+"""Regenerate the README's results section from the JSON under benchmarks/results/.
+
+    python benchmarks/readme_tables.py            # rewrite README.md in place
+    python benchmarks/readme_tables.py --check    # exit 1 if README.md is stale
+
+Tables are never typed by hand: each comes from a results file written by
+`python -m torch_memopt.bench --out ...` on the H200, and names its source,
+GPU, torch and CUDA versions and date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+README = ROOT / "README.md"
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+# Results files shown in the README, in order, with the sentence that introduces each.
+SHOWN = [
+    (
+        "bench_quick_h200.json",
+        "`python -m torch_memopt.bench --quick` on the H200: each op's `auto` variant "
+        "(today the naive first rung on CUDA) against the stock PyTorch op on the same "
+        "inputs. `speedup` = stock time / ours; below 1 means stock is faster. These are "
+        "the baselines the ladders start from, not the library's target speed.",
+    ),
+]
+
+
+def _shape(shape: dict) -> str:
+    return "×".join(str(v) for v in shape.values())
+
+
+def _rate(value: float) -> str:
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def table(document: dict) -> str:
+    meta = document["meta"]
+    lines = [
+        f"{meta['gpu']} (sm {meta['capability']}), torch {meta['torch']}, CUDA {meta['cuda']}, "
+        f"{meta['date'][:10]}; {meta['timing']}; L2 flush: {meta['l2_flush']}.",
+        "",
+        "| op | dtype | shape | variant | ours ms | stock ms | ours | stock | unit | speedup |",
+        "|---|---|---|---|---:|---:|---:|---:|---|---:|",
+    ]
+    for r in document["results"]:
+        lines.append(
+            f"| {r['op']} | {r['dtype']} | {_shape(r['shape'])} | {r['variant']} | "
+            f"{r['ours_ms']:.4g} | {r['stock_ms']:.4g} | {_rate(r['ours_rate'])} | "
+            f"{_rate(r['stock_rate'])} | {r['rate_unit']} | {r['speedup_vs_stock']:.3g}× |"
+        )
+    return "\n".join(lines)
+
+
+def results_section() -> str:
+    parts = []
+    for name, intro in SHOWN:
+        path = RESULTS / name
+        if not path.exists():
+            parts.append(f"{intro}\n\n_No results yet: `{path.relative_to(ROOT)}` is missing._")
+            continue
+        document = json.loads(path.read_text())
+        parts.append(f"{intro} Source: `{path.relative_to(ROOT)}`.\n\n{table(document)}")
+    return "\n\n".join(parts)
+
+
+def render(readme: str) -> str:
+    head, rest = readme.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{results_section()}\n{END}{tail}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if README.md is stale")
+    args = parser.parse_args(argv)
+    current = README.read_text()
+    fresh = render(current)
+    if args.check:
+        if fresh != current:
+            print("README.md results are stale: run python benchmarks/readme_tables.py", file=sys.stderr)
+            return 1
+        return 0
+    README.write_text(fresh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+#include "norm/norm_common.h"
+
+#include <ATen/ops/empty.h>
+
+#include <limits>
+
+
+namespace memopt {
+
+NormRows prepare_norm_rows(const at::Tensor& input, int64_t row_length,
+                           const std::optional<at::Tensor>& weight,
+                           const std::optional<at::Tensor>& bias, std::optional<double> eps) {
+  NormRows rows;
+  rows.row_length = row_length;
+  rows.eps = static_cast<float>(eps.value_or(std::numeric_limits<float>::epsilon()));
+  rows.input = input.contiguous();
+  rows.out = at::empty(input.sizes(), input.options().memory_format(c10::MemoryFormat::Contiguous));
+  rows.rows = rows.row_length == 0 ? 0 : input.numel() / rows.row_length;
+  const bool has_weight = weight.has_value() && weight->defined();
+  const bool has_bias = bias.has_value() && bias->defined();
+  rows.fp32_params = (has_weight && weight->scalar_type() == at::kFloat) ||
+                     (has_bias && bias->scalar_type() == at::kFloat);
+  const at::ScalarType param_dtype = rows.fp32_params ? at::kFloat : input.scalar_type();
+  if (has_weight) rows.weight = weight->to(param_dtype).contiguous();
+  if (has_bias) rows.bias = bias->to(param_dtype).contiguous();
+  return rows;
+}
+
+}  // namespace memopt

@@ -1,0 +1,30 @@
+// What layer_norm and rms_norm need on every device after their inputs are
+// checked: contiguous rows, parameters in one dtype, the output, the eps.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+
+namespace memopt {
+
+struct NormRows {
+  at::Tensor input;   // [rows, row_length] contiguous (a view of the caller's input when it can be)
+  at::Tensor weight;  // [row_length] contiguous, or undefined
+  at::Tensor bias;    // [row_length] contiguous, or undefined (always for rms_norm)
+  at::Tensor out;     // the caller's output shape, contiguous, input dtype
+  bool fp32_params = false;  // weight/bias are float32 while the input is not (or is)
+  int64_t rows = 0;
+  int64_t row_length = 0;
+  float eps = 0.f;
+};
+
+// Lays checked inputs (check_norm_inputs gave `row_length`) out for a kernel.
+// Weight and bias come back in one dtype: float32 when either is float32, else
+// the input's. rms_norm's eps defaults as F.rms_norm's does for these dtypes:
+// the float32 machine epsilon (torch uses its fp32 opmath type for half inputs).
+NormRows prepare_norm_rows(const at::Tensor& input, int64_t row_length,
+                           const std::optional<at::Tensor>& weight,
+                           const std::optional<at::Tensor>& bias, std::optional<double> eps);
+
+}  // namespace memopt

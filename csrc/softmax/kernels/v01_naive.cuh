@@ -1,0 +1,44 @@
+// Rung 1 of the softmax ladder: naive, one thread per softmax row, three
+// passes over global memory (max, sum of exponentials, normalized write).
+//
+// Layout: the input is [outer, dim_size, inner]; row r = (o, i) has its
+// elements `inner` apart. For a softmax over the last dim (inner = 1) the
+// threads of a warp read 32 different rows dim_size elements apart
+// (uncoalesced, 32 sectors per request); over an inner dim (inner >= 32) the
+// same loop is coalesced, since neighbouring threads own neighbouring columns.
+//
+// Bottleneck it shows: every element is read 3 times and written once, and a
+// warp's loads scatter; few rows leave most SMs idle.
+//
+// Arithmetic: ~2 exp + 3 FLOP per element; memory-bound, figure of merit GB/s.
+//
+// Measured: our H200 figure comes with the softmax ladder benchmark (issue 5).
+#pragma once
+
+#include "common/nan_max.h"
+
+namespace memopt {
+
+constexpr int kSoftmaxNaiveThreads = 128;
+
+template <typename in_t, typename out_t>
+__global__ void __launch_bounds__(kSoftmaxNaiveThreads)
+    softmax_naive_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t outer,
+                         int64_t dim_size, int64_t inner) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kSoftmaxNaiveThreads + threadIdx.x;
+  if (row >= outer * inner) return;
+  const int64_t base = (row / inner) * dim_size * inner + row % inner;
+  float max_v = -INFINITY;
+  for (int64_t d = 0; d < dim_size; ++d) {
+    max_v = nan_propagating_max(max_v, static_cast<float>(x[base + d * inner]));
+  }
+  float sum = 0.f;
+  for (int64_t d = 0; d < dim_size; ++d) sum += expf(static_cast<float>(x[base + d * inner]) - max_v);
+  const float inv_sum = 1.f / sum;
+  for (int64_t d = 0; d < dim_size; ++d) {
+    y[base + d * inner] =
+        static_cast<out_t>(expf(static_cast<float>(x[base + d * inner]) - max_v) * inv_sum);
+  }
+}
+
+}  // namespace memopt

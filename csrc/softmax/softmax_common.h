@@ -1,0 +1,28 @@
+// What softmax needs on every device after its inputs are checked: the input
+// seen as [outer, dim_size, inner] (softmax runs along dim_size, elements of one
+// softmax row are `inner` apart), and an output of the requested dtype.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+
+namespace memopt {
+
+struct SoftmaxRows {
+  at::Tensor input;  // contiguous; dtype float32/16/bf16
+  at::Tensor out;    // contiguous, input's shape; dtype = `dtype` or the input's
+  int64_t outer = 1;
+  int64_t dim_size = 1;
+  int64_t inner = 1;
+  bool widen_to_fp32 = false;  // input float16/bfloat16 read directly into a float32 output
+};
+
+// `dim` already wrapped by check_softmax_inputs. With `dtype` given, the result
+// is torch.softmax's: the input cast to dtype, then softmax. A float16/bfloat16
+// input asked for float32 needs no cast (the kernel reads it and computes in
+// fp32 anyway); every other change of dtype casts the input first.
+SoftmaxRows prepare_softmax_rows(const at::Tensor& input, int64_t dim,
+                                 std::optional<c10::ScalarType> dtype);
+
+}  // namespace memopt

@@ -1,0 +1,48 @@
+"""Shared pytest fixtures: the devices a test runs on.
+
+CUDA cases are always collected and skipped with a reason where they cannot
+run, so a CI log shows what was left to the GPU runner (scripts/gpu_check.sh).
+"""
+
+import zlib
+
+import pytest
+import torch
+
+import torch_memopt
+
+NO_CUDA_REASON = (
+    "no CUDA GPU on this machine: CUDA tests run on the H200 through scripts/gpu_check.sh"
+    if torch_memopt.built_with_cuda()
+    else "this build has no CUDA kernels (nvcc not found at build time, or MEMOPT_CPU_ONLY=1)"
+)
+HAS_CUDA = torch.cuda.is_available() and torch_memopt.built_with_cuda()
+
+requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason=NO_CUDA_REASON)
+
+DEVICES = [
+    pytest.param("cpu", id="cpu"),
+    pytest.param("cuda", id="cuda", marks=[requires_cuda, pytest.mark.cuda]),
+]
+
+DTYPES = [
+    pytest.param(torch.float32, id="float32"),
+    pytest.param(torch.float16, id="float16"),
+    pytest.param(torch.bfloat16, id="bfloat16"),
+]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+@pytest.fixture(params=DTYPES)
+def dtype(request):
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def seed_per_test(request):
+    """Different random inputs in every test, reproducible from the test's id."""
+    torch.manual_seed(zlib.crc32(request.node.nodeid.encode()))

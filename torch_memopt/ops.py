@@ -1,0 +1,232 @@
+"""Typed wrappers over ``torch.ops.memopt.*``, their fake kernels and the
+inference-only autograd guard.
+
+The schemas live in C++ (csrc/registration.cpp); the real kernels in
+csrc/<op>/. What is here is what the dispatcher needs from Python:
+
+* ``register_fake``: output shape and dtype without running a kernel, so
+  ``torch.compile(fullgraph=True)`` traces every op with no graph break.
+  Outputs are always contiguous, as the real kernels return them.
+* ``register_autograd``: a backward that raises, naming the op. The kernels are
+  inference-only; a silent zero gradient or a warning would hide that.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import torch
+
+from torch_memopt import _C  # noqa: F401  (loads the native ops into torch.ops.memopt)
+
+OPS = ("gemm", "linear", "layer_norm", "rms_norm", "softmax")
+
+# The stock op each memopt op replaces; named in the backward error so a user
+# who needs gradients knows what to call instead.
+_STOCK_OP = {
+    "gemm": "torch.mm",
+    "linear": "torch.nn.functional.linear",
+    "layer_norm": "torch.nn.functional.layer_norm",
+    "rms_norm": "torch.nn.functional.rms_norm",
+    "softmax": "torch.softmax",
+}
+
+
+def built_with_cuda() -> bool:
+    """Whether this build compiled the CUDA kernels (decided by nvcc at build time)."""
+    return _C.built_with_cuda()
+
+
+def variants(op: str, device: Optional[torch.device | str] = None) -> list[str]:
+    """The variant names ``op`` accepts on ``device`` in this build, ``"auto"`` first.
+
+    ``device`` defaults to the current CUDA device when a GPU is present, else
+    the CPU. Variants compiled only for another architecture (the Hopper-only
+    rungs on a non-Hopper GPU) are left out. An empty list means this build or
+    machine cannot run ``op`` on that device type at all (a CUDA device asked
+    for on a machine with no GPU, or a build without CUDA).
+    """
+    if op not in OPS:
+        raise ValueError(f"torch_memopt.variants: unknown op {op!r}; ops: {', '.join(OPS)}")
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(device)
+    if device.type == "cpu":
+        return _C.variants(op, "cpu", 0)
+    if device.type != "cuda":
+        raise ValueError(
+            f"torch_memopt.variants: expected a cpu or cuda device, got {device.type!r}"
+        )
+    if not torch.cuda.is_available():
+        return []
+    major, minor = torch.cuda.get_device_capability(device)
+    return _C.variants(op, "cuda", major * 10 + minor)
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, *, variant: str = "auto") -> torch.Tensor:
+    """Matrix product ``a @ b``, as ``torch.mm``.
+
+    Args:
+        a: [M, K], float32 / float16 / bfloat16, any strides.
+        b: [K, N], the same dtype and device as ``a``.
+        variant: a rung of the GEMM ladder (``torch_memopt.variants("gemm")``).
+
+    Returns:
+        [M, N] contiguous, ``a``'s dtype; accumulated in fp32.
+    """
+    return torch.ops.memopt.gemm(a, b, variant=variant)
+
+
+def linear(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    *,
+    activation: str = "none",
+    variant: str = "auto",
+) -> torch.Tensor:
+    """``activation(F.linear(input, weight, bias))`` in one op.
+
+    Args:
+        input: [..., K] (at least 1-D).
+        weight: [N, K], ``input``'s dtype and device.
+        bias: [N] or None.
+        activation: one of none, relu, gelu (exact erf), gelu_tanh, silu;
+            applied in fp32 before the output is rounded to its dtype.
+        variant: a rung (``torch_memopt.variants("linear")``).
+
+    Returns:
+        [..., N] contiguous, ``input``'s dtype.
+    """
+    return torch.ops.memopt.linear(input, weight, bias, activation=activation, variant=variant)
+
+
+def layer_norm(
+    input: torch.Tensor,
+    normalized_shape: Sequence[int],
+    weight: Optional[torch.Tensor] = None,
+    bias: Optional[torch.Tensor] = None,
+    eps: float = 1e-5,
+    *,
+    variant: str = "auto",
+) -> torch.Tensor:
+    """``F.layer_norm``: ``(x - mean) / sqrt(var + eps) * weight + bias`` over the
+    trailing ``normalized_shape`` dims (biased variance, eps inside the root).
+
+    Args:
+        input: [*, *normalized_shape].
+        normalized_shape: the trailing dims to normalize over (at least one).
+        weight, bias: ``normalized_shape``-shaped, ``input``'s dtype or float32.
+        eps: added to the variance.
+
+    Returns:
+        ``input``'s shape, contiguous, ``input``'s dtype; statistics in fp32.
+    """
+    return torch.ops.memopt.layer_norm(
+        input, list(normalized_shape), weight, bias, eps, variant=variant
+    )
+
+
+def rms_norm(
+    input: torch.Tensor,
+    normalized_shape: Sequence[int],
+    weight: Optional[torch.Tensor] = None,
+    eps: Optional[float] = None,
+    *,
+    variant: str = "auto",
+) -> torch.Tensor:
+    """``F.rms_norm``: ``x / sqrt(mean(x^2) + eps) * weight`` over the trailing
+    ``normalized_shape`` dims.
+
+    Args:
+        input: [*, *normalized_shape].
+        normalized_shape: the trailing dims to normalize over (at least one).
+        weight: ``normalized_shape``-shaped, ``input``'s dtype or float32.
+        eps: added to the mean square; None means ``torch.finfo(torch.float32).eps``,
+            what ``F.rms_norm`` uses for float32, float16 and bfloat16 inputs.
+
+    Returns:
+        ``input``'s shape, contiguous, ``input``'s dtype; statistics in fp32.
+    """
+    return torch.ops.memopt.rms_norm(input, list(normalized_shape), weight, eps, variant=variant)
+
+
+def softmax(
+    input: torch.Tensor,
+    dim: int = -1,
+    dtype: Optional[torch.dtype] = None,
+    *,
+    variant: str = "auto",
+) -> torch.Tensor:
+    """``torch.softmax(input, dim, dtype)``.
+
+    Args:
+        input: any shape (0-D included).
+        dim: the dim to normalize over, negative counts from the end.
+        dtype: the output dtype; as in torch, the input is cast to it first
+            (float16/bfloat16 to float32 is read directly, with no copy).
+
+    Returns:
+        ``input``'s shape, contiguous, ``dtype`` or ``input``'s dtype; fp32 math.
+    """
+    return torch.ops.memopt.softmax(input, dim, dtype, variant=variant)
+
+
+# Fake kernels: shapes and dtypes only. The real kernels check their inputs;
+# these check what they must to compute a shape.
+
+
+@torch.library.register_fake("memopt::gemm")
+def _gemm_fake(a, b, *, variant="auto"):
+    torch._check(a.dim() == 2 and b.dim() == 2, lambda: "memopt::gemm: expected 2-D a and b")
+    torch._check(a.shape[1] == b.shape[0], lambda: "memopt::gemm: a.size(1) != b.size(0)")
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+@torch.library.register_fake("memopt::linear")
+def _linear_fake(input, weight, bias=None, *, activation="none", variant="auto"):
+    torch._check(weight.dim() == 2, lambda: "memopt::linear: expected a 2-D weight")
+    torch._check(
+        input.shape[-1] == weight.shape[1],
+        lambda: "memopt::linear: input.size(-1) != weight.size(1)",
+    )
+    return input.new_empty((*input.shape[:-1], weight.shape[0]))
+
+
+@torch.library.register_fake("memopt::layer_norm")
+def _layer_norm_fake(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, variant="auto"):
+    return input.new_empty(input.shape)
+
+
+@torch.library.register_fake("memopt::rms_norm")
+def _rms_norm_fake(input, normalized_shape, weight=None, eps=None, *, variant="auto"):
+    return input.new_empty(input.shape)
+
+
+@torch.library.register_fake("memopt::softmax")
+def _softmax_fake(input, dim=-1, dtype=None, *, variant="auto"):
+    return input.new_empty(input.shape, dtype=dtype if dtype is not None else input.dtype)
+
+
+# Inference only: a backward that fails loudly.
+
+
+def _raise_no_backward(op: str):
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            f"memopt::{op} is inference-only and has no backward. To train, use "
+            f"{_STOCK_OP[op]}, or run memopt::{op} under torch.no_grad() / "
+            f"torch.inference_mode()."
+        )
+
+    return backward
+
+
+def _save_nothing(ctx, inputs, output, keyword_only_inputs=None):
+    pass
+
+
+for _op in OPS:
+    torch.library.register_autograd(
+        f"memopt::{_op}", _raise_no_backward(_op), setup_context=_save_nothing
+    )

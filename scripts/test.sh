@@ -12,6 +12,8 @@ TORCH_SPEC=${TORCH_SPEC:-torch==2.14.1}
 
 echo "== installing ${TORCH_SPEC} and the test deps"
 "$PYTHON" -m pip install --quiet "$TORCH_SPEC" ninja "pytest>=7" numpy expecttest
+# tests/test_cmake_build.py drives the LibTorch build; it needs cmake >= 3.18.
+command -v cmake >/dev/null || "$PYTHON" -m pip install --quiet cmake
 
 echo "== building torch_memopt (MAX_JOBS=${MAX_JOBS:-$(nproc)})"
 start=$(date +%s)

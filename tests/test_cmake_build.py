@@ -62,7 +62,7 @@ def say(config, line):
         print(line, flush=True)
         return
     with capture.global_and_fixture_disabled():
-        print(f"\n{line}", flush=True)
+        print(f"\n{line} ", end="", flush=True)
 
 
 def run_step(config, name, cmd, cwd):

@@ -7,7 +7,7 @@
 // writes it, with a CPU kernel (and a CUDA kernel in a CUDA build); each op's
 // CPU result on odd-shaped random inputs matches the stock ATen op computed in
 // float64; bad input raises c10::Error naming the op and what was expected.
-// With a GPU present, gemm also runs on CUDA. Exit status: the failure count.
+// With a GPU present, gemm also runs on CUDA. Exits 1 if any check failed.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/frontend/function_schema_parser.h>

@@ -1,0 +1,52 @@
+// Launchers of the one-output-per-thread rungs (2-5). No ATen headers: the
+// caller (gemm_cuda.cu) checks the launch and owns every tensor.
+#include "gemm/kernels/v02_coalesced.cuh"
+#include "gemm/kernels/v03_smem_tiled.cuh"
+#include "gemm/kernels/v04_smem_padded.cuh"
+#include "gemm/kernels/v05_double_buffered.cuh"
+
+namespace memopt {
+namespace {
+
+template <int kPad>
+void launch_smem(const GemmArgs& p, cudaStream_t stream) {
+  const dim3 block(kSmemTile, kSmemTile);
+  for_each_row_chunk(p, kSmemTile, [&](const GemmArgs& c) {
+    const dim3 grid(tiles(c.N, kSmemTile), tiles(c.M, kSmemTile));
+    if (b_is_col_major(c)) {
+      gemm_smem_tiled_kernel<kPad, true><<<grid, block, 0, stream>>>(c);
+    } else {
+      gemm_smem_tiled_kernel<kPad, false><<<grid, block, 0, stream>>>(c);
+    }
+  });
+}
+
+}  // namespace
+
+void launch_gemm_coalesced(const GemmArgs& p, cudaStream_t stream) {
+  const dim3 block(kCoalescedBlockCols, kCoalescedBlockRows);
+  for_each_row_chunk(p, kCoalescedBlockRows, [&](const GemmArgs& c) {
+    const dim3 grid(tiles(c.N, kCoalescedBlockCols), tiles(c.M, kCoalescedBlockRows));
+    gemm_coalesced_kernel<<<grid, block, 0, stream>>>(c);
+  });
+}
+
+void launch_gemm_smem_tiled(const GemmArgs& p, cudaStream_t stream) { launch_smem<0>(p, stream); }
+
+void launch_gemm_smem_padded(const GemmArgs& p, cudaStream_t stream) {
+  launch_smem<kSmemPaddedPad>(p, stream);
+}
+
+void launch_gemm_double_buffered(const GemmArgs& p, cudaStream_t stream) {
+  const dim3 block(kSmemTile, kSmemTile);
+  for_each_row_chunk(p, kSmemTile, [&](const GemmArgs& c) {
+    const dim3 grid(tiles(c.N, kSmemTile), tiles(c.M, kSmemTile));
+    if (b_is_col_major(c)) {
+      gemm_double_buffered_kernel<true><<<grid, block, 0, stream>>>(c);
+    } else {
+      gemm_double_buffered_kernel<false><<<grid, block, 0, stream>>>(c);
+    }
+  });
+}
+
+}  // namespace memopt

@@ -1,0 +1,51 @@
+// Launchers of the register-tiled rungs (6-8). No ATen headers: the caller
+// (gemm_cuda.cu) checks the launch and owns every tensor.
+#include "gemm/kernels/v06_register_blocked.cuh"
+#include "gemm/kernels/v07_vectorized.cuh"
+#include "gemm/kernels/v08_warptiled.cuh"
+
+namespace memopt {
+namespace {
+
+// Turns the run-time layout facts into the kernels' template flags.
+template <typename Launch>
+void with_layout(const GemmArgs& p, Launch launch) {
+  const bool col_major = b_is_col_major(p);
+  const bool vec = operands_allow_vec4(p, col_major);
+  if (col_major) {
+    vec ? launch(std::true_type{}, std::true_type{}) : launch(std::false_type{}, std::true_type{});
+  } else {
+    vec ? launch(std::true_type{}, std::false_type{}) : launch(std::false_type{}, std::false_type{});
+  }
+}
+
+}  // namespace
+
+void launch_gemm_register_blocked(const GemmArgs& p, cudaStream_t stream) {
+  using namespace register_blocked;
+  for_each_row_chunk(p, kBlockM, [&](const GemmArgs& c) {
+    const dim3 grid(tiles(c.N, kBlockN), tiles(c.M, kBlockM));
+    if (b_is_col_major(c)) {
+      gemm_register_blocked_kernel<true><<<grid, kThreads, 0, stream>>>(c);
+    } else {
+      gemm_register_blocked_kernel<false><<<grid, kThreads, 0, stream>>>(c);
+    }
+  });
+}
+
+void launch_gemm_vectorized(const GemmArgs& p, cudaStream_t stream) {
+  using namespace vectorized;
+  for_each_row_chunk(p, kBlockM, [&](const GemmArgs& c) {
+    const dim3 grid(tiles(c.N, kBlockN), tiles(c.M, kBlockM));
+    with_layout(c, [&](auto vec, auto col_major) {
+      gemm_vectorized_kernel<decltype(vec)::value, decltype(col_major)::value>
+          <<<grid, kThreads, 0, stream>>>(c);
+    });
+  });
+}
+
+void launch_gemm_warptiled(const GemmArgs& p, cudaStream_t stream) {
+  launch_warptiled<warptiled::Tuned>(p, stream);
+}
+
+}  // namespace memopt

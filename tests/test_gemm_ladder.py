@@ -1,0 +1,107 @@
+"""The fp32 GEMM ladder (issue 3): every rung against a float64 reference on
+fresh random inputs, at odd shapes, with row- and column-major B, misaligned
+operands (the 16-byte paths must fall back), and linear's fused epilogue.
+
+Relative Frobenius error < 1e-5 (fp32 accumulation over K <= 4097)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_memopt
+from conftest import requires_cuda
+
+pytestmark = [requires_cuda, pytest.mark.cuda]
+
+RUNGS = ["naive", "coalesced", "smem_tiled", "smem_padded", "double_buffered",
+         "register_blocked", "vectorized", "warptiled"]
+ODD = [1, 7, 33, 127, 1000, 4097]
+
+
+def _shapes():
+    """Each of M, N, K takes every odd size while the other two stay odd and
+    moderate, plus corners where several are extreme at once."""
+    shapes = set()
+    for v in ODD:
+        shapes |= {(v, 33, 127), (127, v, 33), (33, 127, v)}
+    shapes |= {(1, 1, 1), (4097, 7, 1000), (1000, 4097, 7), (7, 1000, 4097), (1, 4097, 4097),
+               (129, 130, 131), (256, 256, 256)}
+    return sorted(shapes)
+
+
+def rel_error(out, ref):
+    return (torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref)).item()
+
+
+def test_ladder_is_listed_in_order():
+    assert torch_memopt.variants("gemm", "cuda") == ["auto"] + RUNGS
+    assert torch_memopt.variants("linear", "cuda") == ["auto"] + RUNGS
+
+
+@pytest.mark.parametrize("rung", RUNGS)
+@pytest.mark.parametrize("b_layout", ["row_major", "col_major"])
+def test_rung_matches_float64(rung, b_layout):
+    for M, N, K in _shapes():
+        a = torch.randn(M, K, device="cuda")
+        b = torch.randn(K, N, device="cuda") if b_layout == "row_major" else \
+            torch.randn(N, K, device="cuda").t()
+        ref = torch.mm(a.double(), b.double())
+        out = torch_memopt.gemm(a, b, variant=rung)
+        err = rel_error(out, ref)
+        assert err < 1e-5, f"{rung} {M}x{N}x{K} {b_layout}: relative error {err:.2e}"
+
+
+@pytest.mark.parametrize("rung", RUNGS)
+def test_rung_with_misaligned_and_strided_operands(rung):
+    """Offsets of one float break 16-byte alignment; a column-major A and a B
+    with neither unit stride need the layout copies of the launcher."""
+    base_a = torch.randn(130, 66, device="cuda")
+    base_b = torch.randn(65, 131, device="cuda")
+    cases = {
+        "misaligned": (base_a[1:, 1:], base_b[:, 1:]),         # [129, 65] @ [65, 130]
+        "column-major a": (torch.randn(65, 129, device="cuda").t(), base_b[:, 1:]),
+        "b with no unit stride": (base_a[1:, 1:], torch.randn(65, 260, device="cuda")[:, ::2]),
+    }
+    for name, (a, b) in cases.items():
+        err = rel_error(torch_memopt.gemm(a, b, variant=rung), torch.mm(a.double(), b.double()))
+        assert err < 1e-5, f"{rung} {name}: relative error {err:.2e}"
+
+
+@pytest.mark.parametrize("rung", RUNGS)
+@pytest.mark.parametrize("activation", ["none", "relu", "gelu", "gelu_tanh", "silu"])
+def test_linear_epilogue(rung, activation):
+    x = torch.randn(3, 45, 127, device="cuda")
+    w = torch.randn(257, 127, device="cuda")
+    bias = torch.randn(257, device="cuda")
+    act = {"none": lambda t: t, "relu": F.relu, "gelu": F.gelu,
+           "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"), "silu": F.silu}[activation]
+    ref = act(F.linear(x.double(), w.double(), bias.double()))
+    out = torch_memopt.linear(x, w, bias, activation=activation, variant=rung)
+    assert out.shape == (3, 45, 257)
+    assert rel_error(out, ref) < 1e-5
+
+
+@pytest.mark.parametrize("rung", RUNGS)
+def test_every_output_written(rung):
+    """The allocator hands the op a NaN-filled block: unwritten tails show."""
+    M, N, K = 1000, 1001, 129
+    block = torch.full((M * N,), float("nan"), device="cuda")
+    del block
+    out = torch_memopt.gemm(torch.randn(M, K, device="cuda"), torch.randn(K, N, device="cuda"),
+                            variant=rung)
+    assert torch.isfinite(out).all()
+
+
+@pytest.mark.parametrize("rung", RUNGS[1:])
+def test_fp32_rungs_refuse_half_dtypes(rung):
+    a = torch.randn(8, 8, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match=rf"memopt::gemm: variant '{rung}' is a rung of the fp32 "
+                                        r"ladder and takes float32, got bfloat16; variants for "
+                                        r"bfloat16: auto, naive"):
+        torch_memopt.gemm(a, a, variant=rung)
+
+
+def test_auto_takes_the_top_rung_for_fp32():
+    a, b = torch.randn(300, 200, device="cuda"), torch.randn(200, 100, device="cuda")
+    torch.testing.assert_close(torch_memopt.gemm(a, b), torch_memopt.gemm(a, b, variant="warptiled"),
+                               rtol=0, atol=0)

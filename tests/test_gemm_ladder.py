@@ -105,3 +105,32 @@ def test_auto_takes_the_top_rung_for_fp32():
     a, b = torch.randn(300, 200, device="cuda"), torch.randn(200, 100, device="cuda")
     torch.testing.assert_close(torch_memopt.gemm(a, b), torch_memopt.gemm(a, b, variant="warptiled"),
                                rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("rung", RUNGS)
+def test_empty_inner_dimension_gives_the_epilogue_of_zero(rung):
+    """K = 0: every output is act(0 + bias), as F.linear gives."""
+    x = torch.randn(5, 0, device="cuda")
+    w = torch.randn(7, 0, device="cuda")
+    bias = torch.randn(7, device="cuda")
+    out = torch_memopt.linear(x, w, bias, activation="relu", variant=rung)
+    torch.testing.assert_close(out, F.relu(bias).expand(5, 7))
+    assert torch.equal(torch_memopt.gemm(x, w.t(), variant=rung), torch.zeros(5, 7, device="cuda"))
+
+
+@pytest.mark.parametrize("rung", RUNGS)
+def test_size_one_dims_with_odd_strides(rung):
+    """A size-1 dim's stride never steps, but the other one still does: B [1, N]
+    sliced from a column (n-stride C) or expanded (strides 0), and a linear weight
+    [N, 1] with no unit stride, must be read through their real strides."""
+    u = torch.randn(37, device="cuda")
+    column = torch.randn(130, 9, device="cuda")[:, 0]          # [130], stride 9
+    expanded = torch.randn(1, device="cuda").expand(130)       # [130], stride 0
+    for name, v in {"column slice": column, "expanded": expanded}.items():
+        b = v[None, :]                                          # [1, 130]
+        out = torch_memopt.gemm(u[:, None], b, variant=rung)
+        assert rel_error(out, torch.mm(u[:, None].double(), b.double())) < 1e-5, name
+    w = torch.randn(65, 8, device="cuda")[:, ::8]              # [65, 1], strides (8, 8)
+    x = torch.randn(4, 1, device="cuda")
+    out = torch_memopt.linear(x, w, variant=rung)
+    assert rel_error(out, F.linear(x.double(), w.double())) < 1e-5

@@ -113,25 +113,36 @@ at::Tensor launch_matmul(const std::string& rung_name, const at::Tensor& a_in,
   const at::Tensor bias_c =
       bias.has_value() && bias->defined() ? bias->contiguous() : at::Tensor();
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const int64_t K = a_in.size(1);
   if (rung.launch == nullptr) {
     launch_naive(a_in, b_in, bias_c, out, act, stream);
   } else {
     const bool tiled = rung.layout == OperandLayout::row_major_a;
+    TORCH_CHECK(K < (int64_t{1} << 31), "memopt::gemm: the fp32 ladder takes K < 2^31, got K = ", K);
     const at::Tensor a = tiled ? with_unit_k_stride(a_in) : a_in;
     const at::Tensor b = tiled ? row_or_col_major(b_in) : b_in;
+    // The stride of a size-1 dim is never used to step, so it is set to 1:
+    // a B [1, N] with a non-unit (or zero) n-stride is then read column-major,
+    // through its n-stride, rather than as row-major with a unit stride it
+    // does not have.
+    const int64_t b_stride_k = K == 1 ? 1 : b.stride(0);
+    const int64_t b_stride_n = N == 1 ? 1 : b.stride(1);
+    TORCH_INTERNAL_ASSERT(!tiled || b_stride_k == 1 || b_stride_n == 1);
     const GemmArgs args{a.const_data_ptr<float>(),
                         a.stride(0),
-                        a.stride(1),
+                        K == 1 ? 1 : a.stride(1),
                         b.const_data_ptr<float>(),
-                        b.stride(0),
-                        b.stride(1),
+                        b_stride_k,
+                        b_stride_n,
                         bias_c.defined() ? bias_c.const_data_ptr<float>() : nullptr,
                         out.mutable_data_ptr<float>(),
                         M,
                         N,
-                        a.size(1),
+                        K,
                         act};
-    rung.launch(args, stream);
+    // K = 0 (out = act(bias), or zeros): the coalesced rung's k-loop simply runs
+    // no times; the tiled rungs assume at least one k-tile to stage.
+    (K == 0 ? launch_gemm_coalesced : rung.launch)(args, stream);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;

@@ -84,10 +84,17 @@ __device__ __forceinline__ void store_output4(const GemmArgs& p, int64_t m, int6
 // Whether 16-byte loads are safe for both operands: base pointers 16-byte
 // aligned and every row (A's rows; B's rows or W's rows) starting on a
 // 16-byte boundary. Otherwise the vector rungs run their scalar-load twin.
+inline bool is_16_byte_aligned(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
 inline bool operands_allow_vec4(const GemmArgs& p, bool b_col_major) {
-  const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   const int64_t b_row_stride = b_col_major ? p.b_stride_n : p.b_stride_k;
-  return aligned(p.a) && aligned(p.b) && p.a_stride_m % 4 == 0 && b_row_stride % 4 == 0;
+  return is_16_byte_aligned(p.a) && is_16_byte_aligned(p.b) && p.a_stride_m % 4 == 0 &&
+         b_row_stride % 4 == 0;
+}
+
+// The same for a row-major B alone.
+inline bool b_allows_vec4(const GemmArgs& p) {
+  return is_16_byte_aligned(p.b) && p.b_stride_k % 4 == 0;
 }
 
 // 4-byte asynchronous global->shared copy (sm_80+), bypassing registers; with

@@ -81,20 +81,6 @@ __device__ __forceinline__ void grouped_tile(int64_t tiles_m, int64_t tiles_n, i
   tile_n = (id % per_group) / rows;
 }
 
-// Copies 4 consecutive k of one row (unit k-stride) into a k-major tile as 4
-// transposing 4-byte cp.async; elements past K (or a row past the matrix) are
-// zero-filled.
-template <int kRowWords>
-__device__ __forceinline__ void cp_async_k_major(float (*tile)[kRowWords], int k, int r,
-                                                 const float* src, int64_t first_k, int64_t K,
-                                                 bool row_ok) {
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const bool ok = row_ok && first_k + c < K;
-    cp_async_4(&tile[k + c][r], ok ? src + c : src - first_k, ok);
-  }
-}
-
 template <typename Cfg, bool kVec, bool kBColMajor>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_warptiled_kernel(GemmArgs p) {
   constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kBlockK = Cfg::kBlockK;
@@ -256,7 +242,9 @@ void launch_warptiled(const GemmArgs& p, cudaStream_t stream) {
   const int64_t blocks =
       static_cast<int64_t>(tiles(p.M, Cfg::kBlockM)) * tiles(p.N, Cfg::kBlockN);
   const bool col_major = b_is_col_major(p);
-  const bool vec = operands_allow_vec4(p, col_major);
+  // Only row-major B is ever copied 16 bytes at a time here (A goes 4 bytes at
+  // a time, transposed), so only B's alignment decides.
+  const bool vec = !col_major && b_allows_vec4(p);
   const unsigned grid = static_cast<unsigned>(blocks);
   constexpr int kSmemBytes = Cfg::kSmemFloats * static_cast<int>(sizeof(float));
   const auto launch = [&](auto kernel) {

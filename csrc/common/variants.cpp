@@ -27,8 +27,8 @@ std::string join(const std::vector<std::string>& names) {
 }  // namespace
 
 VariantTable::VariantTable(const char* op, c10::DeviceType device,
-                           std::initializer_list<Variant> rungs)
-    : op_(op), device_(device), rungs_(rungs) {
+                           std::vector<Variant> rungs)
+    : op_(op), device_(device), rungs_(std::move(rungs)) {
   registry()[{op_, device_}] = this;
 }
 

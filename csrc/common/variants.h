@@ -8,7 +8,6 @@
 #include <c10/core/DeviceType.h>
 #include <c10/util/string_view.h>
 
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -28,7 +27,7 @@ inline bool hopper_only(Capability cap) { return cap == 90; }
 
 class VariantTable {
  public:
-  VariantTable(const char* op, c10::DeviceType device, std::initializer_list<Variant> rungs);
+  VariantTable(const char* op, c10::DeviceType device, std::vector<Variant> rungs);
 
   // The rung to run: `requested` itself when it is one of names(cap), or
   // `auto_choice` for "auto". Anything else throws a ValueError listing the

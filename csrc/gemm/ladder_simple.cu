@@ -13,11 +13,9 @@ void launch_smem(const GemmArgs& p, cudaStream_t stream) {
   const dim3 block(kSmemTile, kSmemTile);
   for_each_row_chunk(p, kSmemTile, [&](const GemmArgs& c) {
     const dim3 grid(tiles(c.N, kSmemTile), tiles(c.M, kSmemTile));
-    if (b_is_col_major(c)) {
-      gemm_smem_tiled_kernel<kPad, true><<<grid, block, 0, stream>>>(c);
-    } else {
-      gemm_smem_tiled_kernel<kPad, false><<<grid, block, 0, stream>>>(c);
-    }
+    with_b_layout(c, [&](auto col_major) {
+      gemm_smem_tiled_kernel<kPad, decltype(col_major)::value><<<grid, block, 0, stream>>>(c);
+    });
   });
 }
 
@@ -41,11 +39,9 @@ void launch_gemm_double_buffered(const GemmArgs& p, cudaStream_t stream) {
   const dim3 block(kSmemTile, kSmemTile);
   for_each_row_chunk(p, kSmemTile, [&](const GemmArgs& c) {
     const dim3 grid(tiles(c.N, kSmemTile), tiles(c.M, kSmemTile));
-    if (b_is_col_major(c)) {
-      gemm_double_buffered_kernel<true><<<grid, block, 0, stream>>>(c);
-    } else {
-      gemm_double_buffered_kernel<false><<<grid, block, 0, stream>>>(c);
-    }
+    with_b_layout(c, [&](auto col_major) {
+      gemm_double_buffered_kernel<decltype(col_major)::value><<<grid, block, 0, stream>>>(c);
+    });
   });
 }
 

@@ -7,16 +7,17 @@
 namespace memopt {
 namespace {
 
-// Turns the run-time layout facts into the kernels' template flags.
+// Turns the run-time layout facts into the kernels' template flags: B's
+// layout, and whether both operands allow 16-byte loads.
 template <typename Launch>
 void with_layout(const GemmArgs& p, Launch launch) {
-  const bool col_major = b_is_col_major(p);
-  const bool vec = operands_allow_vec4(p, col_major);
-  if (col_major) {
-    vec ? launch(std::true_type{}, std::true_type{}) : launch(std::false_type{}, std::true_type{});
-  } else {
-    vec ? launch(std::true_type{}, std::false_type{}) : launch(std::false_type{}, std::false_type{});
-  }
+  with_b_layout(p, [&](auto col_major) {
+    if (operands_allow_vec4(p, decltype(col_major)::value)) {
+      launch(std::true_type{}, col_major);
+    } else {
+      launch(std::false_type{}, col_major);
+    }
+  });
 }
 
 }  // namespace
@@ -25,11 +26,9 @@ void launch_gemm_register_blocked(const GemmArgs& p, cudaStream_t stream) {
   using namespace register_blocked;
   for_each_row_chunk(p, kBlockM, [&](const GemmArgs& c) {
     const dim3 grid(tiles(c.N, kBlockN), tiles(c.M, kBlockM));
-    if (b_is_col_major(c)) {
-      gemm_register_blocked_kernel<true><<<grid, kThreads, 0, stream>>>(c);
-    } else {
-      gemm_register_blocked_kernel<false><<<grid, kThreads, 0, stream>>>(c);
-    }
+    with_b_layout(c, [&](auto col_major) {
+      gemm_register_blocked_kernel<decltype(col_major)::value><<<grid, kThreads, 0, stream>>>(c);
+    });
   });
 }
 

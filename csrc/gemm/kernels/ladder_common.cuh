@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/activation.h"
 #include "gemm/ladder.h"
@@ -125,6 +126,18 @@ __device__ __forceinline__ void cp_async_wait() {
 
 // B is column-major when its k-stride is 1 (linear's weight [N, K]).
 inline bool b_is_col_major(const GemmArgs& p) { return p.b_stride_k == 1 && p.b_stride_n != 1; }
+
+// Calls launch(col_major) with B's layout as a compile-time bool
+// (std::integral_constant), so each launcher picks its kernel instantiation in
+// one place.
+template <typename Launch>
+void with_b_layout(const GemmArgs& p, Launch launch) {
+  if (b_is_col_major(p)) {
+    launch(std::true_type{});
+  } else {
+    launch(std::false_type{});
+  }
+}
 
 // Largest gridDim.y. Launchers with a 2-D grid (n tiles, m tiles) cut M into
 // chunks of at most this many row tiles, so any M runs.

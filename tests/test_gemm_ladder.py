@@ -51,6 +51,25 @@ def test_rung_matches_float64(rung, b_layout):
         assert err < 1e-5, f"{rung} {M}x{N}x{K} {b_layout}: relative error {err:.2e}"
 
 
+@pytest.mark.parametrize("b_layout", ["row_major", "col_major", "misaligned"])
+@pytest.mark.parametrize("M,N,K", [(2048, 2560, 1024), (2049, 2305, 1001), (300, 200, 64)])
+def test_warptiled_on_both_tile_shapes(M, N, K, b_layout):
+    """warptiled runs 128x256 tiles when they are at least one a SM and 128x128
+    tiles below that. On a 132-SM H200 the first two shapes take the large tiles
+    (160 and 170 of them): all blocks interior (the unchecked copies) in the first,
+    blocks with tails in M, N and K beside interior ones in the second; the third
+    takes the small tiles. "misaligned": B one float off 16 bytes, the 4-byte copies."""
+    a = torch.randn(M, K, device="cuda")
+    if b_layout == "row_major":
+        b = torch.randn(K, N, device="cuda")
+    elif b_layout == "col_major":
+        b = torch.randn(N, K, device="cuda").t()
+    else:
+        b = torch.randn(K, N + 1, device="cuda")[:, 1:]
+    err = rel_error(torch_memopt.gemm(a, b, variant="warptiled"), torch.mm(a.double(), b.double()))
+    assert err < 1e-5, f"{M}x{N}x{K} {b_layout}: relative error {err:.2e}"
+
+
 @pytest.mark.parametrize("rung", RUNGS)
 def test_rung_with_misaligned_and_strided_operands(rung):
     """Offsets of one float break 16-byte alignment; a column-major A and a B

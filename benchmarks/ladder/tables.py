@@ -28,7 +28,8 @@ def times(value: float | None) -> str:
 
 
 def percent(value: float | None) -> str:
-    return DASH if value is None else f"{value:.0f}%" if value >= 10 else f"{value:.1f}%"
+    # One decimal everywhere: 89.75% must not print as the 90% a target asks for.
+    return DASH if value is None else f"{value:.1f}%"
 
 
 def count(value: float | None) -> str:

@@ -1,8 +1,7 @@
-// Launchers of the register-tiled rungs (6-8). No ATen headers: the caller
+// Launchers of the register-tiled rungs 6 and 7 (rung 8: ladder_warptiled.cu). No ATen headers: the caller
 // (gemm_cuda.cu) checks the launch and owns every tensor.
 #include "gemm/kernels/v06_register_blocked.cuh"
 #include "gemm/kernels/v07_vectorized.cuh"
-#include "gemm/kernels/v08_warptiled.cuh"
 
 namespace memopt {
 namespace {
@@ -41,10 +40,6 @@ void launch_gemm_vectorized(const GemmArgs& p, cudaStream_t stream) {
           <<<grid, kThreads, 0, stream>>>(c);
     });
   });
-}
-
-void launch_gemm_warptiled(const GemmArgs& p, cudaStream_t stream) {
-  launch_warptiled<warptiled::Tuned>(p, stream);
 }
 
 }  // namespace memopt

@@ -116,6 +116,19 @@ __device__ __forceinline__ void cp_async_16(float* smem_dst, const float* gmem_s
                "r"(valid_floats * 4));
 }
 
+// The same copies with every byte inside the matrix: no source-size operand,
+// so nothing is computed per copy (a register src-size costs ptxas 3-5 integer
+// instructions a copy to turn into its zero-fill form).
+__device__ __forceinline__ void cp_async_4(float* smem_dst, const float* gmem_src) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(gmem_src));
+}
+
+__device__ __forceinline__ void cp_async_16(float* smem_dst, const float* gmem_src) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src));
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 // Waits until at most `kPending` committed groups are still in flight.

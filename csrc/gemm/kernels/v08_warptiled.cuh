@@ -1,37 +1,45 @@
 // Rung 8 of the GEMM ladder: warptiled, tuned for sm_90.
 //
 // What changed from vectorized:
-// - Warp tiling: the 8 warps of a block own 32x64 sub-tiles of the 128x128
-//   block tile (4 x 2 warps), and the 32 lanes of a warp sit on a 4 x 8 grid
-//   inside it; a thread's 8x8 micro-tile is two 4-row by two 4-column strips
+// - Warp tiling: the 8 warps of a block own 64x64 sub-tiles of the 128x256
+//   block tile (2 x 4 warps), and the 32 lanes of a warp sit on a 4 x 8 grid
+//   inside it; a thread's 16x8 micro-tile is four 4-row by two 4-column strips
 //   (16 rows and 32 columns apart). Per k-step a warp reads 4 distinct 16-byte
-//   words of A (each broadcast to 8 lanes) and 8 consecutive words of B:
-//   conflict-free, and 96 words of shared memory per warp and k instead of the
-//   128 + 128 a 16 x 16 thread grid over the whole block touches.
+//   words of A per strip (each broadcast to 8 lanes) and 8 consecutive words
+//   of B: conflict-free, 128 FMAs a thread against 6 LDS.128.
 // - Pipelining: k-step 16 and two shared-memory stages filled by cp.async, so
 //   tile t+1 is in flight from HBM while tile t is multiplied, with no
-//   register held for it (register staging, tried first, spilled at the
-//   128-register cap) and one __syncthreads per 1024 FMAs a thread.
-// - Lean copy loop: source pointers formed once and bumped per tile; a first
-//   version's 64-bit index math and stage modulo were ~140 integer ops per 512
-//   FFMA in its SASS.
+//   register held for it, and one __syncthreads per 2048 FMAs a thread.
+// - Fragment double buffering: k-step k+1's shared-memory reads are issued
+//   before k-step k's FMAs, across the tile boundary too (the barrier sits
+//   before a tile's last k-step). With one block of 8 warps an SM, 2 warps a
+//   scheduler, nothing else hides the ~30-cycle LDS latency.
+// - Lean copies: interior blocks copy whole k-tiles with no bound checks; the
+//   checked copy cost ~130 integer instructions a tile, issued in a burst after
+//   the barrier (ncu: "wait" and "dispatch" stalls). +5% at 4096^3.
+// - FMA order: column by column (b[j] held while i runs over the 16 rows) gave
+//   +5% over row by row with this micro-tile; the order decides how ptxas
+//   places operands in register banks (ncu: dispatch stalls). With the 8x8
+//   128x128 shape the row order wins instead, so it is part of the Config.
 // - Grid order: blocks are numbered in groups of kGroupRows tile-rows, so the
 //   blocks resident at once share A and B strips in L2 (at 4096^3 fp32 each
 //   operand is 64 MB, over the 60 MB L2).
-// - __launch_bounds__(256, 2): at most 128 registers a thread, so 2 blocks
-//   (16 warps) fit per SM and one block's barrier overlaps the other's math.
+// - __launch_bounds__(256, 1): up to 255 registers (128 accumulators + 2 x 24
+//   fragments), no spills.
 //
-// Arithmetic per k-step and thread: 64 FMA against 4 LDS.128; global traffic
-// per FMA as rung 6 (2/128 loads, 0.0625 B/FLOP).
+// Arithmetic per k-step and thread: 128 FMA against 6 LDS.128; global traffic
+// 1/128 + 1/256 loads per FMA (0.047 B/FLOP).
 //
-// Tuning (benchmarks/tune/, H200, 4096^3 / 8192^3, cuBLAS 51.2 in the same
-// runs): k-step 8 with 3 stages 37.9 / 38.0 TFLOP/s; k-step 16 with 2 stages
-// 41.9 / 42.4; 3 stages or k-step 32 no better; 128 threads with 16 x 8 a
-// thread 42.0 / 43.9 but 7% slower with linear's column-major weight.
+// Small grids: under one block per SM with 128x256 tiles, the 128x128 shape
+// (256 threads, 8x8 a thread, 2 blocks an SM) runs instead: twice the blocks.
 //
-// Measured (H200, benchmarks/results/gemm_ladder_h200.json): 41.9 TFLOP/s at
-// 4096^3 (0.82x cuBLAS 51.2), 42.7 at 8192^3 (0.83x), 42.3 at 4095^3 (0.87x);
-// short of the 0.90x target.
+// Tuning history (benchmarks/tune/, docs/perf-notes.md): 41.9 / 42.4 TFLOP/s at
+// 4096^3 / 8192^3 for the first 128x128 8x8 shape; fragment double buffering
+// alone +0-3%; lean copies +5%; column FMA order with 128x256 16x8 +5%.
+//
+// Measured (H200, benchmarks/results/gemm_ladder_h200.json): see the README's
+// ladder table; tuning runs gave 45.8 TFLOP/s at 4096^3 (0.89x cuBLAS 51.3)
+// and 46.7 at 8192^3 (0.91x).
 #pragma once
 
 #include "gemm/kernels/ladder_common.cuh"
@@ -39,33 +47,40 @@
 namespace memopt {
 
 namespace warptiled {
-// A shape of the rung: k-step, stages, warp tile, lanes along m inside it,
-// blocks per SM. The 128 x 128 block tile is fixed; the warp tile sets the
-// thread count (128 x 128 / warp tile x 32) and, with the lanes, each
-// thread's micro-tile: kStripsM x kStripsN strips of 4 x 4.
-// benchmarks/tune/ measures the alternatives; Tuned is the winner.
-template <int kBlockK_, int kStages_, int kWarpM_, int kWarpN_, int kLanesM_, int kMinBlocks_>
+// A shape of the rung: block tile, k-step, stages, warp tile, lanes along m
+// inside it, blocks per SM, FMA order (column by column or row by row). The warp tile sets the thread count (block tile /
+// warp tile x 32) and, with the lanes, each thread's micro-tile: kStripsM x
+// kStripsN strips of 4 x 4. benchmarks/tune/ measures the alternatives; Tuned
+// is the winner.
+template <int kBlockM_, int kBlockN_, int kBlockK_, int kStages_, int kWarpM_, int kWarpN_,
+          int kLanesM_, int kMinBlocks_, bool kFmaByColumn_>
 struct Config {
-  static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = kBlockK_;
+  static constexpr int kBlockM = kBlockM_, kBlockN = kBlockN_, kBlockK = kBlockK_;
   static constexpr int kWarpM = kWarpM_, kWarpN = kWarpN_;
   static constexpr int kThreads = (kBlockM / kWarpM) * (kBlockN / kWarpN) * 32;
   static constexpr int kLanesM = kLanesM_, kLanesN = 32 / kLanesM_;
   static constexpr int kStripsM = kWarpM / (4 * kLanesM), kStripsN = kWarpN / (4 * kLanesN);
   static constexpr int kThreadM = 4 * kStripsM, kThreadN = 4 * kStripsN;  // micro-tile
-  static constexpr int kPad = 4;  // rows of 132 words: 16-byte aligned, transposed stores conflict-free
+  static constexpr int kPad = 4;  // rows of kBlock + 4 words: 16-byte aligned, transposed stores spread
   static constexpr int kStages = kStages_;
   static constexpr int kMinBlocks = kMinBlocks_;
-  // Shared memory a block: dynamic, since 3 stages of k-step 16 pass the 48 KB
-  // a static array may take.
+  static constexpr bool kFmaByColumn = kFmaByColumn_;
+  // Shared memory a block: dynamic, since most shapes pass the 48 KB a static
+  // array may take.
   static constexpr int kSmemFloats = kStages * kBlockK * (kBlockM + kPad + kBlockN + kPad);
   static_assert(kStripsM * 4 * kLanesM == kWarpM && kStripsN * 4 * kLanesN == kWarpN,
                 "a warp's lanes and strips tile its warp tile");
   static_assert(kBlockM * kBlockK % (4 * kThreads) == 0 && kBlockN * kBlockK % (4 * kThreads) == 0,
                 "each thread copies whole groups of 4 floats of A and of B per tile");
+  static_assert(kStages >= 2, "the copy of tile t + kStages reuses the stage of tile t");
+  static_assert(kBlockK % 2 == 0, "k-step 0 of every tile uses fragment buffer 0");
 };
-// 256 threads, 8 x 8 a thread, k-step 16, 2 stages: 41.9 TFLOP/s at 4096^3 on the
-// H200 against 37.4 for k-step 8 (benchmarks/tune, 2026-11-29).
-using Tuned = Config<16, 2, 32, 64, 4, 2>;
+// 256 threads, 16 x 8 a thread, k-step 16, 2 stages, FMAs by column: 45.8
+// TFLOP/s at 4096^3 and 46.7 at 8192^3 on the H200 (benchmarks/tune, 2026-11-29).
+using Tuned = Config<128, 256, 16, 2, 64, 64, 4, 1, true>;
+// 256 threads, 8 x 8 a thread, 2 blocks an SM, FMAs by row: for grids under
+// one 128 x 256 block per SM (44.0 at 4096^3 itself).
+using Small = Config<128, 128, 16, 2, 32, 64, 4, 2, false>;
 constexpr int kGroupRows = 8;  // tile-rows per L2 group of the grid
 }  // namespace warptiled
 
@@ -143,9 +158,42 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_warptiled
   const int64_t b_step = kBColMajor ? kBlockK : kBlockK * p.b_stride_k;
   const int num_tiles = static_cast<int>((p.K + kBlockK - 1) / kBlockK);
 
+  // A block whose tile lies inside M x N copies its whole k-tiles without a
+  // bound check: the checked copy below costs ~130 integer instructions a tile
+  // (predicates, zero-fill sizes), issued in a burst after the barrier where
+  // no FMA hides them (SASS of 128 x 256, k-step 16).
+  const bool interior = m0 + kBlockM <= p.M && n0 + kBlockN <= p.N;
+  const int full_tiles = interior ? static_cast<int>(p.K / kBlockK) : 0;
+
   // Copies tile `tile` into `stage` and advances the sources by one tile.
   const auto issue_tile = [&](int tile, int stage) {
-    if (tile < num_tiles) {
+    if (tile < full_tiles) {
+#pragma unroll
+      for (int i = 0; i < kGroupsA; ++i) {
+        const int g = t + i * kThreads, kq = group_k(g);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) cp_async_4(&As[stage][kq + c][group_row(g)], a_src[i] + c);
+        a_src[i] += kBlockK;
+      }
+#pragma unroll
+      for (int i = 0; i < kGroupsB; ++i) {
+        const int g = t + i * kThreads;
+        if (kBColMajor) {
+          const int kq = group_k(g);
+#pragma unroll
+          for (int c = 0; c < 4; ++c) cp_async_4(&Bs[stage][kq + c][group_row(g)], b_src[i] + c);
+        } else {
+          const int kk = g / (kBlockN / 4), nq = (g % (kBlockN / 4)) * 4;
+          if (kVec) {
+            cp_async_16(&Bs[stage][kk][nq], b_src[i]);
+          } else {
+#pragma unroll
+            for (int c = 0; c < 4; ++c) cp_async_4(&Bs[stage][kk][nq + c], b_src[i] + c);
+          }
+        }
+        b_src[i] += b_step;
+      }
+    } else if (tile < num_tiles) {
       const int64_t k_left64 = p.K - static_cast<int64_t>(tile) * kBlockK;
       const int k_left = k_left64 < kBlockK ? static_cast<int>(k_left64) : kBlockK;
 #pragma unroll
@@ -188,39 +236,67 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_warptiled
   };
 
   // A thread's rows: row_base + {0..3} + s * kStripStrideM for each strip s;
-  // columns likewise.
-  float acc[kThreadM][kThreadN] = {};
+  // columns likewise. Its fragments of k-step k of a stage: 4 floats of A per
+  // strip along m, 4 of B per strip along n.
+  const auto load_fragments = [&](int stage, int k, float (&a)[kThreadM], float (&b)[kThreadN]) {
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) issue_tile(s, s);
-  int stage = 0;  // the stage of `tile`; the copy issued in its iteration goes one stage back
+    for (int s = 0; s < kStripsM; ++s) {
+      const float4 v = *reinterpret_cast<const float4*>(&As[stage][k][row_base + s * kStripStrideM]);
+      a[4 * s] = v.x, a[4 * s + 1] = v.y, a[4 * s + 2] = v.z, a[4 * s + 3] = v.w;
+    }
+#pragma unroll
+    for (int s = 0; s < kStripsN; ++s) {
+      const float4 v = *reinterpret_cast<const float4*>(&Bs[stage][k][col_base + s * kStripStrideN]);
+      b[4 * s] = v.x, b[4 * s + 1] = v.y, b[4 * s + 2] = v.z, b[4 * s + 3] = v.w;
+    }
+  };
+
+  // Fragment double buffering: the shared-memory reads of k-step k + 1 are
+  // issued before the FMAs of k-step k, so their ~30-cycle latency hides
+  // behind kThreadM x kThreadN independent FMAs instead of stalling the warp
+  // (with 2 warps a scheduler, nothing else covers it). Across tiles the same
+  // holds: the wait and barrier for tile t + 1 sit before the last k-step of
+  // tile t, whose fragments are already in registers.
+  float acc[kThreadM][kThreadN] = {};
+  float frag_a[2][kThreadM], frag_b[2][kThreadN];
+  // Every stage is filled up front: tile t + kStages reuses tile t's stage once
+  // all threads hold tile t's last fragments.
+#pragma unroll
+  for (int s = 0; s < kStages; ++s) issue_tile(s, s);
+  cp_async_wait<kStages - 1>();  // tile 0 has landed
+  __syncthreads();
+  load_fragments(0, 0, frag_a[0], frag_b[0]);
+  int stage = 0;  // the stage of `tile`
   for (int tile = 0; tile < num_tiles; ++tile) {
-    cp_async_wait<kStages - 2>();  // this thread's copies of `tile` have landed
-    // `tile` is visible to all threads, and all are done with tile - 1, whose
-    // stage the copy issued next reuses.
-    __syncthreads();
-    issue_tile(tile + kStages - 1, stage == 0 ? kStages - 1 : stage - 1);
 #pragma unroll
     for (int k = 0; k < kBlockK; ++k) {
-      float a[kThreadM], b[kThreadN];
-#pragma unroll
-      for (int s = 0; s < kStripsM; ++s) {
-        const float4 v =
-            *reinterpret_cast<const float4*>(&As[stage][k][row_base + s * kStripStrideM]);
-        a[4 * s] = v.x, a[4 * s + 1] = v.y, a[4 * s + 2] = v.z, a[4 * s + 3] = v.w;
+      if (k + 1 < kBlockK) {
+        load_fragments(stage, k + 1, frag_a[(k + 1) % 2], frag_b[(k + 1) % 2]);
+      } else {
+        // Issued so far: tiles up to tile + kStages - 1; tile + 1 must have
+        // landed, kStages - 2 younger ones may still fly.
+        cp_async_wait<kStages - 2>();
+        // Tile + 1 is visible to all, and all are done reading `stage`.
+        __syncthreads();
+        issue_tile(tile + kStages, stage);
+        const int next = stage == kStages - 1 ? 0 : stage + 1;
+        if (tile + 1 < num_tiles) load_fragments(next, 0, frag_a[(k + 1) % 2], frag_b[(k + 1) % 2]);
+        stage = next;
       }
+      if constexpr (Cfg::kFmaByColumn) {
 #pragma unroll
-      for (int s = 0; s < kStripsN; ++s) {
-        const float4 v =
-            *reinterpret_cast<const float4*>(&Bs[stage][k][col_base + s * kStripStrideN]);
-        b[4 * s] = v.x, b[4 * s + 1] = v.y, b[4 * s + 2] = v.z, b[4 * s + 3] = v.w;
-      }
+        for (int j = 0; j < kThreadN; ++j) {
 #pragma unroll
-      for (int i = 0; i < kThreadM; ++i) {
+          for (int i = 0; i < kThreadM; ++i) acc[i][j] += frag_a[k % 2][i] * frag_b[k % 2][j];
+        }
+      } else {
 #pragma unroll
-        for (int j = 0; j < kThreadN; ++j) acc[i][j] += a[i] * b[j];
+        for (int i = 0; i < kThreadM; ++i) {
+#pragma unroll
+          for (int j = 0; j < kThreadN; ++j) acc[i][j] += frag_a[k % 2][i] * frag_b[k % 2][j];
+        }
       }
     }
-    stage = stage == kStages - 1 ? 0 : stage + 1;
   }
   cp_async_wait<0>();  // no copy may outlive the block (the trailing ones are empty)
 #pragma unroll

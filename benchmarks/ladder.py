@@ -61,6 +61,7 @@ import time
 from pathlib import Path
 
 from ladder import console, measure, ncu, resources, rungs, tables, timing
+from ladder.help_format import HelpFormatter
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "gemm_ladder_h200.json"
@@ -69,16 +70,6 @@ CUBLAS_FP32_CEILING_TFLOPS = 70.0
 UPPER_RUNGS = ("double_buffered", "register_blocked", "vectorized", "warptiled")
 
 log = functools.partial(print, flush=True)
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows a default only where there is one to show (not None, not a flag's False)."""
-
-    def _get_help_string(self, action):
-        default = action.default
-        if default is None or default is False or isinstance(default, (tuple, Path)):
-            return action.help
-        return super()._get_help_string(action)
 
 
 def parse_args(argv=None) -> argparse.Namespace:

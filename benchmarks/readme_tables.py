@@ -34,6 +34,16 @@ def ladder_tables(document: dict) -> str:
     return section(document, chart)
 
 
+def tensor_core_table(document: dict) -> str:
+    """The bf16 / fp16 tensor-core GEMM against cuBLAS, as benchmarks/tc_gemm.py prints it."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    from tc_gemm.report import markdown
+
+    return markdown(document)
+
+
 def _shape(shape: dict) -> str:
     return "×".join(str(v) for v in shape.values())
 
@@ -81,6 +91,14 @@ SHOWN = [
         "tiles 3.2×, double buffering 4.5×, register accumulation and float4 6.1×); "
         "`auto` is the rung the heuristic picks. Chart: `python benchmarks/plot_ladder.py`.",
         ladder_tables,
+    ),
+    (
+        "tc_gemm_h200.json",
+        "The bfloat16 / float16 tensor-core GEMM, `python benchmarks/tc_gemm.py` on the H200: "
+        "`auto` and each rung (`mma`, `wgmma`, `gemv`) against cuBLAS (`torch.mm` / "
+        "`F.linear`) on the same inputs in one run, beside the targets of the issue. "
+        "Work in progress: most targets are still missed (see docs/perf-notes.md).",
+        tensor_core_table,
     ),
 ]
 

@@ -20,6 +20,7 @@ from conftest import HAS_CUDA, NO_CUDA_REASON
 TOLERANCE = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
 OPS = ["gemm", "linear", "layer_norm", "rms_norm", "softmax"]
+TENSOR_CORE_RUNGS = {"mma", "wgmma", "gemv"}  # bfloat16 / float16 only
 
 
 def _variant_params():
@@ -51,13 +52,17 @@ def relative_error(out: torch.Tensor, ref: torch.Tensor) -> float:
 @pytest.mark.parametrize("op,device,variant", _variant_params())
 def test_matches_float64_reference(op, device, variant, dtype):
     fn = getattr(torch_memopt, op)
-    if op in ("gemm", "linear") and variant not in ("auto", "naive", "reference") \
-            and dtype != torch.float32:
-        # The fp32 SIMT ladder refuses half dtypes with a message naming the ones it takes.
-        case = sample_inputs(op, device, dtype)[1]
-        with pytest.raises(TypeError, match="rung of the fp32 ladder and takes float32"):
-            fn(*case.args, **case.kwargs, variant=variant)
-        return
+    if op in ("gemm", "linear") and variant not in ("auto", "naive", "reference"):
+        # The fp32 SIMT ladder refuses half dtypes and the tensor-core rungs
+        # float32, each with a message naming the dtypes it takes.
+        tensor_core = variant in TENSOR_CORE_RUNGS
+        if tensor_core == (dtype == torch.float32):
+            case = sample_inputs(op, device, dtype)[1]
+            expected_message = ("rung of the bfloat16/float16 tensor-core ladder" if tensor_core
+                                else "rung of the fp32 ladder and takes float32")
+            with pytest.raises(TypeError, match=expected_message):
+                fn(*case.args, **case.kwargs, variant=variant)
+            return
     for case in sample_inputs(op, device, dtype):
         expected = case.expected()
         out_dtype = case.kwargs.get("dtype") or (

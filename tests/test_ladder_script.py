@@ -445,9 +445,9 @@ def test_ladder_table_puts_ours_beside_the_published_claims(document):
     assert headers == ["rung", "TFLOP/s 4096³", "TFLOP/s 8192³", "× naive 4096³",
                        "published × naive", "% cuBLAS 4096³", "% cuBLAS 8192³", "max rel err"]
     by_rung = {row[0]: row for row in rows}
-    assert by_rung["cuBLAS (torch.mm, tf32 off)"][5] == "100%"
+    assert by_rung["cuBLAS (torch.mm, tf32 off)"][5] == "100.0%"
     assert by_rung["smem_tiled"][4] == "3.20×" and by_rung["smem_tiled"][1].endswith("✗")
-    assert by_rung["warptiled"][3:7] == ["80.0×", "—", "80%", "80%"]
+    assert by_rung["warptiled"][3:7] == ["80.0×", "—", "80.0%", "80.0%"]
     assert by_rung["coalesced"][1] == "error" and by_rung["coalesced"][4] == "1.80×"
     assert list(by_rung)[-1] == "auto"
 
@@ -458,7 +458,7 @@ def test_readme_section_renders_all_three_tables_and_the_chart(document):
         "NVIDIA H200 (sm 9.0), torch 2.11.0+cu130, CUDA 13.0, driver 580.159.04, 2026-11-30")
     assert "![FP32 GEMM ladder: TFLOP/s per rung](benchmarks/results/gemm_ladder_h200.png)" in text
     assert "| smem_padded | 1, false | 29 | 9,472 | 0 | 0 | 0 | yes |" in text
-    assert "| smem_padded | 15.12 | 4 | — | 1,024 (0 / 1,024) | 96% | 2.7% | 2.00× |" in text
+    assert "| smem_padded | 15.12 | 4 | — | 1,024 (0 / 1,024) | 95.5% | 2.7% | 2.00× |" in text
     assert "| naive | error | — | — | — | — | — | ncu exit 1: boom |" in text
     for block in text.split("\n\n"):
         if block.startswith("|"):

@@ -2,7 +2,9 @@
 // order: check inputs -> pick the rung -> lay out operands -> allocate ->
 // launch on the current stream under a device guard -> check the launch.
 // Rungs live one per file in kernels/, numbered in ladder order; rungs 2-8 are
-// the fp32 SIMT ladder (launchers in ladder_simple.cu and ladder_tiled.cu).
+// the fp32 SIMT ladder (launchers in ladder_simple.cu, ladder_tiled.cu and
+// ladder_warptiled.cu); mma, wgmma and gemv are the bfloat16 / float16
+// tensor-core rungs (half_gemm.h; mma_sm80.cu, wgmma_sm90.cu, gemv.cu).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -17,6 +19,7 @@
 #include "common/dtype_names.h"
 #include "common/variants.h"
 #include "gemm/gemm_common.h"
+#include "gemm/half_gemm.h"
 #include "gemm/kernels/v01_naive.cuh"
 #include "gemm/ladder.h"
 
@@ -43,14 +46,38 @@ constexpr Rung kRungs[] = {
     {"warptiled", launch_gemm_warptiled, OperandLayout::row_major_a},
 };
 
-// gemm and linear offer the same rungs, named once in kRungs.
+using HalfLauncher = void (*)(const HalfGemmArgs&, cudaStream_t);
+
+bool ampere_or_newer(Capability cap) { return cap >= 80; }
+
+// The tensor-core rungs, bfloat16 / float16 only, after the fp32 ladder.
+struct HalfRung {
+  const char* name;
+  HalfLauncher launch;
+  bool (*runs_on)(Capability);
+};
+constexpr HalfRung kHalfRungs[] = {
+    {"mma", launch_gemm_mma, ampere_or_newer},
+    {"wgmma", launch_gemm_wgmma, hopper_only},
+    {"gemv", launch_gemm_gemv, ampere_or_newer},
+};
+
+// gemm and linear offer the same rungs, named once in kRungs and kHalfRungs.
 std::vector<Variant> ladder_variants() {
   std::vector<Variant> variants;
   for (const Rung& r : kRungs) variants.push_back({r.name});
+  for (const HalfRung& r : kHalfRungs) variants.push_back({r.name, r.runs_on});
   return variants;
 }
 const VariantTable kGemmCudaVariants("gemm", c10::DeviceType::CUDA, ladder_variants());
 const VariantTable kLinearCudaVariants("linear", c10::DeviceType::CUDA, ladder_variants());
+
+const HalfRung* find_half_rung(const std::string& name) {
+  for (const HalfRung& r : kHalfRungs) {
+    if (name == r.name) return &r;
+  }
+  return nullptr;
+}
 
 const Rung& find_rung(const std::string& name) {
   for (const Rung& r : kRungs) {
@@ -60,20 +87,41 @@ const Rung& find_rung(const std::string& name) {
 }
 
 // auto: fp32 takes warptiled, the fastest rung at every size the ladder
-// benchmark measured on the H200 (1024^3 17.4 TFLOP/s against 10.5 for the
-// next, up to 8192^3 42.7 against 35.4; benchmarks/results/gemm_ladder_h200.json).
-// float16/bfloat16 have only the naive rung until the tensor-core kernels land
-// (issue 4).
-std::string auto_rung(const at::Tensor& a) {
-  return a.scalar_type() == at::kFloat ? "warptiled" : "naive";
+// benchmark measured on the H200 (benchmarks/results/gemm_ladder_h200.json).
+// float16/bfloat16: gemv for decode shapes (M <= kSkinnyRows: one pass over
+// the weights), else wgmma on Hopper and mma on other sm_80+ GPUs; naive
+// below sm_80 (benchmarks/results/tc_gemm_h200.json).
+constexpr int64_t kSkinnyRows = 64;
+std::string auto_rung(const at::Tensor& a, int64_t M, Capability cap) {
+  if (a.scalar_type() == at::kFloat) return "warptiled";
+  if (!ampere_or_newer(cap)) return "naive";
+  if (M <= kSkinnyRows) return "gemv";
+  return hopper_only(cap) ? "wgmma" : "mma";
 }
 
-// Rungs after naive read fp32 only: name the ones the dtype can run.
-void check_rung_dtype(const char* op, const std::string& rung, const at::Tensor& a) {
-  TORCH_CHECK_TYPE(rung == "naive" || a.scalar_type() == at::kFloat, "memopt::", op,
-                   ": variant '", rung, "' is a rung of the fp32 ladder and takes float32, got ",
+// The fp32 ladder's rungs read float32 only and the tensor-core rungs
+// bfloat16 / float16 only: name the ones the dtype can run.
+void check_rung_dtype(const char* op, const std::string& rung, const at::Tensor& a,
+                      Capability cap) {
+  if (rung == "naive") return;
+  const bool half_rung = find_half_rung(rung) != nullptr;
+  const bool is_float = a.scalar_type() == at::kFloat;
+  if (half_rung != is_float) return;
+  std::string valid = "auto, naive";
+  if (is_float) {
+    for (const Rung& r : kRungs) {
+      if (std::string(r.name) != "naive") valid += std::string(", ") + r.name;
+    }
+  } else {
+    for (const HalfRung& r : kHalfRungs) {
+      if (r.runs_on(cap)) valid += std::string(", ") + r.name;
+    }
+  }
+  TORCH_CHECK_TYPE(false, "memopt::", op, ": variant '", rung, "' is a rung of the ",
+                   half_rung ? "bfloat16/float16 tensor-core" : "fp32", " ladder and takes ",
+                   half_rung ? "bfloat16 or float16" : "float32", ", got ",
                    dtype_name(a.scalar_type()), "; variants for ", dtype_name(a.scalar_type()),
-                   ": auto, naive");
+                   ": ", valid);
 }
 
 // Tiled rungs read A with a unit k-stride and B either row-major (unit
@@ -105,48 +153,117 @@ void launch_naive(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bi
   });
 }
 
-// out [M, N] = act(a [M, K] @ b [K, N] + bias [N]) with the named rung.
-at::Tensor launch_matmul(const std::string& rung_name, const at::Tensor& a_in,
-                         const at::Tensor& b_in, const std::optional<at::Tensor>& bias,
+// An fp32 ladder rung after naive on a [M, K] @ b [K, N] (K >= 0) into out.
+void run_fp32_rung(const Rung& rung, const at::Tensor& a_in, const at::Tensor& b_in,
+                   const at::Tensor& bias, at::Tensor& out, Activation act, cudaStream_t stream) {
+  const int64_t M = a_in.size(0), K = a_in.size(1), N = b_in.size(1);
+  const bool tiled = rung.layout == OperandLayout::row_major_a;
+  TORCH_CHECK(K < (int64_t{1} << 31), "memopt::gemm: the fp32 ladder takes K < 2^31, got K = ", K);
+  const at::Tensor a = tiled ? with_unit_k_stride(a_in) : a_in;
+  const at::Tensor b = tiled ? row_or_col_major(b_in) : b_in;
+  // The stride of a size-1 dim is never used to step, so it is set to 1:
+  // a B [1, N] with a non-unit (or zero) n-stride is then read column-major,
+  // through its n-stride, rather than as row-major with a unit stride it
+  // does not have.
+  const int64_t b_stride_k = K == 1 ? 1 : b.stride(0);
+  const int64_t b_stride_n = N == 1 ? 1 : b.stride(1);
+  TORCH_INTERNAL_ASSERT(!tiled || b_stride_k == 1 || b_stride_n == 1);
+  const GemmArgs args{a.const_data_ptr<float>(),
+                      a.stride(0),
+                      K == 1 ? 1 : a.stride(1),
+                      b.const_data_ptr<float>(),
+                      b_stride_k,
+                      b_stride_n,
+                      bias.defined() ? bias.const_data_ptr<float>() : nullptr,
+                      out.mutable_data_ptr<float>(),
+                      M,
+                      N,
+                      K,
+                      act};
+  // K = 0 (out = act(bias), or zeros): the coalesced rung's k-loop simply runs
+  // no times; the tiled rungs assume at least one k-tile to stage.
+  (K == 0 ? launch_gemm_coalesced : rung.launch)(args, stream);
+}
+
+// An [rows, cols] view of `t` whose rows start 16-byte aligned and lie a
+// multiple of 8 elements apart, as TMA reads them: `t` itself when it already
+// is, else a copy into a padded scratch (its padding is never read: the
+// tensor map's extent is the logical one).
+at::Tensor tma_ready(const at::Tensor& t) {
+  const int64_t rows = t.size(0), cols = t.size(1);
+  const bool aligned = t.stride(1) == 1 && (rows == 1 || t.stride(0) % 8 == 0) &&
+                       reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
+  if (aligned) return t;
+  const int64_t padded = (cols + 7) / 8 * 8;
+  return at::empty({rows, padded}, t.options()).narrow(1, 0, cols).copy_(t);
+}
+
+// A tensor-core rung on a [M, K] @ b [K, N] (K >= 1) into out, bfloat16 /
+// float16. b is read natively either row-major (gemm) or column-major
+// (linear's weight, b = W.t()).
+void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tensor& b_in,
+                   const at::Tensor& bias, at::Tensor& out, Activation act, cudaStream_t stream) {
+  const int64_t M = a_in.size(0), K = a_in.size(1), N = b_in.size(1);
+  at::Tensor a = with_unit_k_stride(a_in);
+  // B with a unit k-stride (and not also a unit n-stride: a [K, 1] b is
+  // row-major) is linear's layout, W [N, K] read through b = W.t().
+  const at::Tensor b = row_or_col_major(b_in);
+  const bool k_major = K > 1 && b.stride(0) == 1 && !(N > 1 && b.stride(1) == 1);
+  // Operands as the launchers read them: A [M, K] and W [N, K] or B [K, N],
+  // each with unit inner stride (a size-1 inner dim's stride is arbitrary).
+  at::Tensor w = k_major ? b.t() : b;
+  if (a.size(1) == 1 && a.stride(1) != 1) a = a.contiguous();
+  if (w.size(1) == 1 && w.stride(1) != 1) w = w.contiguous();
+  if (rung.launch == launch_gemm_wgmma) {
+    // TMA needs 16-byte-aligned rows: re-lay the operands that break it
+    // (e.g. K = 4095) once; the copy is part of the op's time.
+    a = tma_ready(a);
+    w = tma_ready(w);
+  }
+  // A single row's stride never steps: give it one TMA accepts (a multiple
+  // of 8 elements, at least the row).
+  const auto row_stride = [](const at::Tensor& t) {
+    return t.size(0) == 1 ? (t.size(1) + 7) / 8 * 8 : t.stride(0);
+  };
+  const HalfGemmArgs args{a.const_data_ptr(),
+                          row_stride(a),
+                          w.const_data_ptr(),
+                          row_stride(w),
+                          k_major,
+                          bias.defined() ? bias.const_data_ptr() : nullptr,
+                          out.mutable_data_ptr(),
+                          M,
+                          N,
+                          K,
+                          act,
+                          a_in.scalar_type() == at::kBFloat16 ? HalfType::bf16 : HalfType::fp16};
+  TORCH_CHECK(rung.launch != launch_gemm_wgmma || wgmma_operands_ok(args),
+              "memopt: the wgmma rung takes M, N, K < 2^31 (TMA coordinates are 32-bit), got M = ",
+              M, ", N = ", N, ", K = ", K);
+  rung.launch(args, stream);
+}
+
+// out [M, N] = act(a [M, K] @ b [K, N] + bias [N]) with the named rung, on the
+// current stream of a's device.
+at::Tensor launch_matmul(const std::string& rung_name, const at::Tensor& a,
+                         const at::Tensor& b, const std::optional<at::Tensor>& bias,
                          Activation act) {
-  const Rung& rung = find_rung(rung_name);
-  const int64_t M = a_in.size(0), N = b_in.size(1);
-  const c10::cuda::CUDAGuard device_guard(a_in.device());
-  at::Tensor out = at::empty({M, N}, a_in.options());
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  const c10::cuda::CUDAGuard device_guard(a.device());
+  at::Tensor out = at::empty({M, N}, a.options());
   if (out.numel() == 0) return out;
   const at::Tensor bias_c =
       bias.has_value() && bias->defined() ? bias->contiguous() : at::Tensor();
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const int64_t K = a_in.size(1);
-  if (rung.launch == nullptr) {
-    launch_naive(a_in, b_in, bias_c, out, act, stream);
+  const HalfRung* half = find_half_rung(rung_name);
+  // K = 0 leaves the tensor-core rungs no k-tile to stage: out = act(bias),
+  // or zeros, from the naive rung.
+  if (rung_name == "naive" || (half != nullptr && K == 0)) {
+    launch_naive(a, b, bias_c, out, act, stream);
+  } else if (half != nullptr) {
+    run_half_rung(*half, a, b, bias_c, out, act, stream);
   } else {
-    const bool tiled = rung.layout == OperandLayout::row_major_a;
-    TORCH_CHECK(K < (int64_t{1} << 31), "memopt::gemm: the fp32 ladder takes K < 2^31, got K = ", K);
-    const at::Tensor a = tiled ? with_unit_k_stride(a_in) : a_in;
-    const at::Tensor b = tiled ? row_or_col_major(b_in) : b_in;
-    // The stride of a size-1 dim is never used to step, so it is set to 1:
-    // a B [1, N] with a non-unit (or zero) n-stride is then read column-major,
-    // through its n-stride, rather than as row-major with a unit stride it
-    // does not have.
-    const int64_t b_stride_k = K == 1 ? 1 : b.stride(0);
-    const int64_t b_stride_n = N == 1 ? 1 : b.stride(1);
-    TORCH_INTERNAL_ASSERT(!tiled || b_stride_k == 1 || b_stride_n == 1);
-    const GemmArgs args{a.const_data_ptr<float>(),
-                        a.stride(0),
-                        K == 1 ? 1 : a.stride(1),
-                        b.const_data_ptr<float>(),
-                        b_stride_k,
-                        b_stride_n,
-                        bias_c.defined() ? bias_c.const_data_ptr<float>() : nullptr,
-                        out.mutable_data_ptr<float>(),
-                        M,
-                        N,
-                        K,
-                        act};
-    // K = 0 (out = act(bias), or zeros): the coalesced rung's k-loop simply runs
-    // no times; the tiled rungs assume at least one k-tile to stage.
-    (K == 0 ? launch_gemm_coalesced : rung.launch)(args, stream);
+    run_fp32_rung(find_rung(rung_name), a, b, bias_c, out, act, stream);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
@@ -154,8 +271,9 @@ at::Tensor launch_matmul(const std::string& rung_name, const at::Tensor& a_in,
 
 at::Tensor gemm_cuda(const at::Tensor& a, const at::Tensor& b, c10::string_view variant) {
   check_gemm_inputs(a, b);
-  const std::string rung = kGemmCudaVariants.select(variant, capability_of(a), auto_rung(a));
-  check_rung_dtype("gemm", rung, a);
+  const Capability cap = capability_of(a);
+  const std::string rung = kGemmCudaVariants.select(variant, cap, auto_rung(a, a.size(0), cap));
+  check_rung_dtype("gemm", rung, a, cap);
   return launch_matmul(rung, a, b, std::nullopt, Activation::none);
 }
 
@@ -164,12 +282,14 @@ at::Tensor linear_cuda(const at::Tensor& input, const at::Tensor& weight,
                        c10::string_view variant) {
   check_linear_inputs(input, weight, bias);
   const Activation act = parse_activation(std::string(activation));
+  const Capability cap = capability_of(input);
+  const at::Tensor rows = flatten_to_rows(input);
   const std::string rung =
-      kLinearCudaVariants.select(variant, capability_of(input), auto_rung(input));
-  check_rung_dtype("linear", rung, input);
+      kLinearCudaVariants.select(variant, cap, auto_rung(input, rows.size(0), cap));
+  check_rung_dtype("linear", rung, input, cap);
   // weight [N, K] read as B [K, N] through swapped strides (column-major B):
   // no transposing copy.
-  const at::Tensor out = launch_matmul(rung, flatten_to_rows(input), weight.t(), bias, act);
+  const at::Tensor out = launch_matmul(rung, rows, weight.t(), bias, act);
   return out.view(linear_output_sizes(input, weight.size(0)));
 }
 

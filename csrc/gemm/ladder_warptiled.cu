@@ -4,32 +4,10 @@
 // No ATen headers: the caller (gemm_cuda.cu) checks the launch.
 #include <cuda_runtime.h>
 
-#include <atomic>
-
+#include "common/device_info.h"
 #include "gemm/kernels/v08_warptiled.cuh"
 
 namespace memopt {
-namespace {
-
-// SMs of the current device, asked once per device (cudaDeviceGetAttribute
-// is a driver call; the launch path is hot). Threads that race here store the
-// same value.
-int sm_count() {
-  constexpr int kMaxDevices = 64, kFallback = 132;
-  static std::atomic<int> counts[kMaxDevices];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return kFallback;
-  int n = counts[device].load(std::memory_order_relaxed);
-  if (n == 0) {
-    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
-      n = kFallback;
-    }
-    counts[device].store(n, std::memory_order_relaxed);
-  }
-  return n;
-}
-
-}  // namespace
 
 // Tuned's 128 x 256 tiles run one block an SM; when they number fewer than the
 // SMs, Small's 128 x 128 tiles (two blocks an SM) give the grid twice the

@@ -43,6 +43,7 @@
 #pragma once
 
 #include "gemm/kernels/ladder_common.cuh"
+#include "gemm/kernels/tile_order.cuh"
 
 namespace memopt {
 
@@ -81,20 +82,7 @@ using Tuned = Config<128, 256, 16, 2, 64, 64, 4, 1, true>;
 // 256 threads, 8 x 8 a thread, 2 blocks an SM, FMAs by row: for grids under
 // one 128 x 256 block per SM (44.0 at 4096^3 itself).
 using Small = Config<128, 128, 16, 2, 32, 64, 4, 2, false>;
-constexpr int kGroupRows = 8;  // tile-rows per L2 group of the grid
 }  // namespace warptiled
-
-// The (tile_m, tile_n) of this block: consecutive block ids walk down a group
-// of kGroupRows tile-rows before moving one tile to the right.
-__device__ __forceinline__ void grouped_tile(int64_t tiles_m, int64_t tiles_n, int64_t& tile_m,
-                                             int64_t& tile_n) {
-  const int64_t id = blockIdx.x;
-  const int64_t per_group = warptiled::kGroupRows * tiles_n;
-  const int64_t first_m = (id / per_group) * warptiled::kGroupRows;
-  const int64_t rows = min(tiles_m - first_m, static_cast<int64_t>(warptiled::kGroupRows));
-  tile_m = first_m + (id % per_group) % rows;
-  tile_n = (id % per_group) / rows;
-}
 
 template <typename Cfg, bool kVec, bool kBColMajor>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_warptiled_kernel(GemmArgs p) {
@@ -116,7 +104,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_warptiled
   const int row_base = (warp / (kBlockN / kWarpN)) * kWarpM + (lane / kLanesN) * 4;
   const int col_base = (warp % (kBlockN / kWarpN)) * kWarpN + (lane % kLanesN) * 4;
   int64_t tile_m, tile_n;
-  grouped_tile((p.M + kBlockM - 1) / kBlockM, (p.N + kBlockN - 1) / kBlockN, tile_m, tile_n);
+  grouped_tile(blockIdx.x, (p.M + kBlockM - 1) / kBlockM, (p.N + kBlockN - 1) / kBlockN, tile_m,
+               tile_n);
   const int64_t m0 = tile_m * kBlockM, n0 = tile_n * kBlockN;
 
   // This thread's copy plan, fixed for the whole K loop: kGroupsA groups of 4

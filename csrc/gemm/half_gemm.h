@@ -1,0 +1,53 @@
+// The launch interface of the tensor-core GEMM rungs (bfloat16 / float16 in
+// and out, fp32 accumulation), free of ATen headers like ladder.h so each
+// kernel file compiles alone and in parallel. gemm_cuda.cu checks the inputs,
+// lays the operands out as below and picks the rung.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "common/activation.h"
+
+namespace memopt {
+
+enum class HalfType { bf16, fp16 };
+
+// out[m, n] = act(sum_k A[m, k] * B[k, n] + bias[n]), rounded to `dtype`.
+// A[m, k] lives at a[m * a_stride_m + k] (unit k-stride).
+// B comes in one of the two layouts of the ops, both read natively:
+//   b_k_major (linear's weight W [N, K]): B[k, n] at b[n * b_stride + k];
+//   otherwise (gemm's b [K, N], row-major): B[k, n] at b[k * b_stride + n].
+// bias is [N] contiguous in `dtype`, or nullptr; out is [M, N] contiguous.
+// M, N, K >= 1; every launcher handles every tail inside its kernels.
+struct HalfGemmArgs {
+  const void* a;
+  int64_t a_stride_m;
+  const void* b;
+  int64_t b_stride;
+  bool b_k_major;
+  const void* bias;
+  void* out;
+  int64_t M, N, K;
+  Activation act;
+  HalfType dtype;
+};
+
+// Hopper (sm_90a): TMA loads into swizzled shared memory, an mbarrier
+// pipeline, wgmma, producer and consumer warpgroups, a persistent grid.
+// Requires what TMA requires: a, b 16-byte aligned and a_stride_m, b_stride
+// multiples of 8 elements (wgmma_operands_ok); gemm_cuda.cu re-lays operands
+// that break it into an aligned scratch copy first.
+bool wgmma_operands_ok(const HalfGemmArgs& p);
+void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
+
+// Skinny M (decode shapes, M <= 64 is what it is tuned for; correct for any
+// M): the weights streamed once, tensor cores with swapped operands, split-K.
+void launch_gemm_gemv(const HalfGemmArgs& p, cudaStream_t stream);
+
+// sm_80+: mma.sync with ldmatrix and a cp.async pipeline, the portable
+// tensor-core rung for GPUs without wgmma.
+void launch_gemm_mma(const HalfGemmArgs& p, cudaStream_t stream);
+
+}  // namespace memopt

@@ -1,0 +1,249 @@
+// The wgmma rung: bf16 / fp16 GEMM on Hopper's tensor cores (sm_90a).
+//
+// What changes from a mma.sync kernel: the copy engine (TMA) moves whole
+// 128x64 and 256x64 operand tiles from HBM into 128-byte-swizzled shared
+// memory with one instruction from one thread, and wgmma reads both operands
+// straight from shared memory (no ldmatrix, no register fragments of A or B):
+// a warpgroup of 128 threads issues one m64n256k16 instruction for 524,288
+// FMAs. Registers hold only the fp32 accumulators.
+//
+// Structure:
+// - Block tile 128 x 256, k-tile 64, kStages = 4 shared-memory stages of
+//   48 KB (A 16 KB + B 32 KB): 192 KB, one block per SM.
+// - Warp specialization: warpgroup 0 is the producer (one thread issues the
+//   TMA loads, gated by an `empty` mbarrier per stage); warpgroups 1 and 2
+//   are consumers, each owning 64 rows of the tile (m64n256 per wgmma, 128
+//   accumulators a thread), gated by a `full` mbarrier per stage that the TMA
+//   bytes complete; each consumer warp arrives on `empty` when done reading. setmaxnreg moves registers from the producer (40) to the
+//   consumers (232).
+// - Pipelining: a consumer keeps one k-tile of wgmmas in flight
+//   (wait_group 1) and frees the stage of the k-tile before it.
+// - Persistent grid: one block per SM walks output tiles id, id + grid, ...
+//   in groups of kGroupRows tile-rows so concurrent blocks share A and B in L2.
+//   The producer runs ahead into the next tile while consumers store.
+// - Both B layouts native: linear's weight W [N, K] is K-major (one 256x64
+//   box); gemm's b [K, N] is MN-major (four 64x64 boxes, wgmma reads it
+//   transposed). Tails: TMA fills out-of-bounds rows and k with zeros; the
+//   epilogue masks its stores.
+// - Epilogue: + bias, activation in fp32, rounded to the dtype, stored from
+//   registers (two elements a store).
+//
+// Arithmetic: per k-tile a block moves 48 KB for 2 x 128 x 256 x 64 = 4.2
+// MFLOP: 87 FLOP per byte of shared memory filled; from HBM, A and B tiles are
+// re-read by the other blocks of their row / column (L2 absorbs most).
+//
+// Measured (H200): see benchmarks/results/tc_gemm_h200.json.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "common/activation.h"
+#include "gemm/kernels/tile_order.cuh"
+#include "gemm/kernels/wgmma_ptx.cuh"
+
+namespace memopt {
+namespace wgmma {
+
+constexpr int kBlockM = 128, kBlockN = 256, kBlockK = 64;
+constexpr int kStages = 4;
+constexpr int kConsumers = 2;                      // warpgroups of 64 rows each
+constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+constexpr int kElemBytes = 2;
+constexpr int kTileABytes = kBlockM * kBlockK * kElemBytes;  // 16 KB
+constexpr int kTileBBytes = kBlockN * kBlockK * kElemBytes;  // 32 KB
+constexpr int kStageBytes = kTileABytes + kTileBBytes;
+// + 1 KB to align the stages to 1024 bytes (the 128-byte swizzle's atom).
+constexpr int kSmemBytes = kStages * kStageBytes + 1024;
+static_assert(kBlockK * kElemBytes == 128, "a k-tile row is one 128-byte swizzle row");
+static_assert(kBlockM == 64 * kConsumers, "each consumer warpgroup owns 64 rows (m64 wgmma)");
+static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536,
+              "the register budget after setmaxnreg fits the SM's 64K registers");
+static_assert(kSmemBytes <= 227 * 1024, "Hopper gives a block at most 227 KB of shared memory");
+// For MN-major B: four 64-column boxes, each 64 k-rows of 128 bytes.
+constexpr int kBoxN = 64;
+constexpr int kBoxBytes = kBoxN * kBlockK * kElemBytes;  // 8 KB
+
+// Conversions spelled out: torch builds with __CUDA_NO_HALF_CONVERSIONS__ and
+// __CUDA_NO_BFLOAT16_CONVERSIONS__, so no implicit float <-> half exists.
+template <typename T>
+struct Half;
+template <>
+struct Half<__nv_bfloat16> {
+  using Pair = __nv_bfloat162;
+  static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+  static __device__ __forceinline__ __nv_bfloat16 round(float v) { return __float2bfloat16_rn(v); }
+  static __device__ __forceinline__ Pair round_pair(float a, float b) {
+    return __floats2bfloat162_rn(a, b);
+  }
+};
+template <>
+struct Half<__half> {
+  using Pair = __half2;
+  static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+  static __device__ __forceinline__ __half round(float v) { return __float2half_rn(v); }
+  static __device__ __forceinline__ Pair round_pair(float a, float b) {
+    return __floats2half2_rn(a, b);
+  }
+};
+
+struct KernelArgs {
+  void* out;
+  const void* bias;
+  int64_t M, N, K;
+  Activation act;
+};
+
+template <typename T, bool kBKMajor>
+__device__ __forceinline__ void wgmma_k16(float (&acc)[128], uint64_t desc_a, uint64_t desc_b,
+                                          int scale_d) {
+  constexpr int kTrans = kBKMajor ? 0 : 1;
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    sm90::wgmma_m64n256k16_bf16<kTrans>(acc, desc_a, desc_b, scale_d);
+  } else {
+    sm90::wgmma_m64n256k16_f16<kTrans>(acc, desc_a, desc_b, scale_d);
+  }
+}
+
+// Stores a consumer's 64 x 256 accumulators (its rows of the tile) with bias
+// and activation. wgmma's fp32 fragment: thread t of the warpgroup holds, for
+// each j < 32, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and columns
+// 8 j + 2 (t % 4) (+ 1), in acc[4 j .. 4 j + 3].
+template <typename T>
+__device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&acc)[128], int64_t m0,
+                                           int64_t n0, int t) {
+  const int64_t row = m0 + 16 * (t / 32) + (t % 32) / 4;
+  const int col_in = 2 * (t % 4);
+  T* out = static_cast<T*>(p.out);
+  const T* bias = static_cast<const T*>(p.bias);
+  // Pairs go out as one 4-byte store when the row keeps them 4-byte aligned.
+  const bool pairs = p.N % 2 == 0;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const int64_t n = n0 + 8 * j + col_in;
+    if (n >= p.N) continue;
+    const bool second = n + 1 < p.N;
+    const float b0 = bias != nullptr ? Half<T>::to_float(bias[n]) : 0.f;
+    const float b1 = bias != nullptr && second ? Half<T>::to_float(bias[n + 1]) : 0.f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t m = row + 8 * h;
+      if (m >= p.M) continue;
+      const float v0 = apply_activation(p.act, acc[4 * j + 2 * h] + b0);
+      const float v1 = apply_activation(p.act, acc[4 * j + 2 * h + 1] + b1);
+      T* dst = out + m * p.N + n;
+      if (pairs && second) {
+        *reinterpret_cast<typename Half<T>::Pair*>(dst) = Half<T>::round_pair(v0, v1);
+      } else {
+        dst[0] = Half<T>::round(v0);
+        if (second) dst[1] = Half<T>::round(v1);
+      }
+    }
+  }
+}
+
+template <typename T, bool kBKMajor>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
+                      const __grid_constant__ CUtensorMap map_b, KernelArgs p) {
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ uint64_t full[kStages], empty[kStages];
+  // Stages start on a 1024-byte boundary: the swizzle pattern of TMA and of
+  // the wgmma descriptors is anchored to 1024-byte atoms.
+  uint8_t* smem = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  const auto tile_a = [&](int s) { return smem + s * kStageBytes; };
+  const auto tile_b = [&](int s) { return smem + s * kStageBytes + kTileABytes; };
+
+  const int warpgroup = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      sm90::mbar_init(&full[s], 1);            // the producer's arrive + the TMA bytes
+      sm90::mbar_init(&empty[s], kConsumers * 4);  // one arrival per consumer warp
+    }
+    sm90::mbar_fence_init();
+  }
+  __syncthreads();
+
+  const int64_t tiles_m = (p.M + kBlockM - 1) / kBlockM;
+  const int64_t tiles_n = (p.N + kBlockN - 1) / kBlockN;
+  const int64_t num_tiles = tiles_m * tiles_n;
+  const int k_tiles = static_cast<int>((p.K + kBlockK - 1) / kBlockK);
+
+  if (warpgroup == 0) {
+    sm90::setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int64_t id = blockIdx.x; id < num_tiles; id += gridDim.x) {
+        int64_t tm, tn;
+        grouped_tile(id, tiles_m, tiles_n, tm, tn);
+        const int32_t m0 = static_cast<int32_t>(tm * kBlockM);
+        const int32_t n0 = static_cast<int32_t>(tn * kBlockN);
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          sm90::mbar_wait(&empty[stage], phase ^ 1);
+          sm90::mbar_arrive_expect_tx(&full[stage], kStageBytes);
+          const int32_t k0 = kt * kBlockK;
+          sm90::tma_load_2d(tile_a(stage), &map_a, k0, m0, &full[stage]);
+          if constexpr (kBKMajor) {
+            sm90::tma_load_2d(tile_b(stage), &map_b, k0, n0, &full[stage]);
+          } else {
+#pragma unroll
+            for (int box = 0; box < kBlockN / kBoxN; ++box) {
+              sm90::tma_load_2d(tile_b(stage) + box * kBoxBytes, &map_b, n0 + box * kBoxN, k0,
+                                &full[stage]);
+            }
+          }
+          if (++stage == kStages) stage = 0, phase ^= 1;
+        }
+      }
+    }
+  } else {
+    sm90::setmaxnreg_inc<kConsumerRegs>();
+    const int consumer = warpgroup - 1;
+    const int t = threadIdx.x % 128;
+    float acc[128];
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int64_t id = blockIdx.x; id < num_tiles; id += gridDim.x) {
+      int64_t tm, tn;
+      grouped_tile(id, tiles_m, tiles_n, tm, tn);
+      int prev_stage = -1;
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        sm90::mbar_wait(&full[stage], phase);
+        const uint32_t a_base = sm90::smem_addr(tile_a(stage)) + consumer * 64 * 128;
+        const uint32_t b_base = sm90::smem_addr(tile_b(stage));
+        sm90::fence_accumulators(acc);
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBlockK / 16; ++kk) {
+          // A: 32 bytes further per k-step inside the 128-byte rows.
+          const uint64_t desc_a = sm90::smem_desc_sw128(a_base + kk * 32, 16, 1024);
+          // B K-major likewise; MN-major: 16 k-rows of 128 bytes further, its
+          // 64-column boxes kBoxBytes apart.
+          const uint64_t desc_b = kBKMajor
+                                      ? sm90::smem_desc_sw128(b_base + kk * 32, 16, 1024)
+                                      : sm90::smem_desc_sw128(b_base + kk * 16 * 128, kBoxBytes, 1024);
+          wgmma_k16<T, kBKMajor>(acc, desc_a, desc_b, (kt > 0 || kk > 0) ? 1 : 0);
+        }
+        sm90::wgmma_commit();
+        // The k-tile before this one is done with its stage: free it. Each
+        // warp signals after its own wait, so the stage is free once every
+        // consumer warp has passed it.
+        sm90::wgmma_wait<1>();
+        sm90::fence_accumulators(acc);
+        if (prev_stage >= 0 && t % 32 == 0) sm90::mbar_arrive(&empty[prev_stage]);
+        prev_stage = stage;
+        if (++stage == kStages) stage = 0, phase ^= 1;
+      }
+      sm90::wgmma_wait<0>();
+      sm90::fence_accumulators(acc);
+      if (t % 32 == 0) sm90::mbar_arrive(&empty[prev_stage]);
+      store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
+    }
+  }
+}
+
+}  // namespace wgmma
+}  // namespace memopt

@@ -1,0 +1,96 @@
+// Launcher of the wgmma rung (kernels/wgmma_sm90.cuh): the TMA tensor maps of
+// A and B, the persistent grid, the shared-memory opt-in. ATen-free; the
+// caller (gemm_cuda.cu) checks the launch and only calls this on compute
+// capability 9.0 with operands that pass wgmma_operands_ok.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/device_info.h"
+#include "gemm/half_gemm.h"
+#include "gemm/kernels/wgmma_sm90.cuh"
+
+namespace memopt {
+namespace {
+
+// cuTensorMapEncodeTiled from the driver, found once through the runtime (no
+// link against libcuda: torch's extension build does not add it).
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      ptr = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
+  }();
+  if (fn == nullptr) throw std::runtime_error("memopt: the driver has no cuTensorMapEncodeTiled");
+  return fn;
+}
+
+// A 2-D tensor map of a row-major matrix with `rows` rows of `cols` elements,
+// `row_stride` elements apart, read in boxes of box_rows x box_cols (box_cols
+// x 2 bytes = 128: one swizzle row), swizzled by 128 bytes; out-of-bounds
+// elements read as zero.
+CUtensorMap make_map(const void* base, HalfType dtype, int64_t rows, int64_t cols,
+                     int64_t row_stride, uint32_t box_rows, uint32_t box_cols) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_stride) * 2};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode_tiled()(
+      &map, dtype == HalfType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      2, const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    throw std::runtime_error("memopt: cuTensorMapEncodeTiled failed with CUresult " +
+                             std::to_string(static_cast<int>(r)));
+  }
+  return map;
+}
+
+bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+template <typename T, bool kBKMajor>
+void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
+  using namespace wgmma;
+  const CUtensorMap map_a = make_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, kBlockM, kBlockK);
+  const CUtensorMap map_b = kBKMajor ? make_map(p.b, p.dtype, p.N, p.K, p.b_stride, kBlockN, kBlockK)
+                                     : make_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
+  const int64_t tiles = ((p.M + kBlockM - 1) / kBlockM) * ((p.N + kBlockN - 1) / kBlockN);
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sm_count()));
+  const auto kernel = gemm_wgmma_kernel<T, kBKMajor>;
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
+  kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, args);
+}
+
+}  // namespace
+
+// TMA reads global memory through 16-byte-aligned addresses and row strides
+// that are multiples of 16 bytes (8 elements); its coordinates are 32-bit.
+bool wgmma_operands_ok(const HalfGemmArgs& p) {
+  constexpr int64_t kMaxCoord = (int64_t{1} << 31) - 1;
+  return aligned_16(p.a) && aligned_16(p.b) && p.a_stride_m % 8 == 0 && p.b_stride % 8 == 0 &&
+         p.M <= kMaxCoord && p.N <= kMaxCoord && p.K <= kMaxCoord;
+}
+
+void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream) {
+  if (p.dtype == HalfType::bf16) {
+    p.b_k_major ? launch_typed<__nv_bfloat16, true>(p, stream)
+                : launch_typed<__nv_bfloat16, false>(p, stream);
+  } else {
+    p.b_k_major ? launch_typed<__half, true>(p, stream) : launch_typed<__half, false>(p, stream);
+  }
+}
+
+}  // namespace memopt

@@ -37,7 +37,10 @@ JSON written to ``--out`` (default benchmarks/results/tc_gemm_h200.json)::
           call, unflushed); ms_do_bench (primary median); ms_timer (Timer cross-check);
           timer_sets (input sets rotated); tflops; cublas_ms and cublas_ms_timer (the
           same case's cuBLAS); ratio (cublas_ms / ms_do_bench) and ratio_timer;
-          weight_gbps and pct_copy (skinny shapes only); rel_err; reference (what
+          weight_gbps and pct_copy (skinny shapes only); ms_clean_l2,
+          weight_gbps_clean_l2, pct_copy_clean_l2 (skinny only: the median after an
+          L2 flush that reads rather than writes, so no dirty lines are written back
+          inside the call; reported beside do_bench's, never judged); rel_err; reference (what
           rel_err is against); correct; target {ratio, pct_copy} (null for cuBLAS);
           verdict "PASS" | "MISS" | "WRONG" | null.
           tflops, ratio, weight_gbps and pct_copy are null for a wrong result.

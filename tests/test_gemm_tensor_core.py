@@ -451,6 +451,9 @@ class FakeBackend:
     def time(self, call, probe_ms):
         return self.MS[self.current], "do_bench"
 
+    def clean_l2_ms(self, call):
+        return self.MS[self.current] * 0.5
+
     def timer_set_count(self, case, dtype):
         return 3
 
@@ -504,6 +507,11 @@ def test_measure_case_reports_weight_bandwidth_and_skips_a_missing_rung():
     assert auto["weight_gbps"] == pytest.approx(2 * 96 * 64 / 1.6e-3 / 1e9)
     assert auto["pct_copy"] == pytest.approx(100 * auto["weight_gbps"] / 4000.0)
     assert records["cublas"]["weight_gbps"] == pytest.approx(2 * 96 * 64 / 2e-3 / 1e9)
+    # The clean-L2 timing (fake: half the do_bench time) is reported beside it, and the
+    # verdict stays on do_bench's figure.
+    assert auto["ms_clean_l2"] == pytest.approx(0.8)
+    assert auto["weight_gbps_clean_l2"] == pytest.approx(2 * auto["weight_gbps"])
+    assert auto["pct_copy_clean_l2"] == pytest.approx(2 * auto["pct_copy"])
     assert auto["target"] == {"ratio": 1.3, "pct_copy": 80.0}
     assert auto["verdict"] == "MISS"  # 1.25x and a tiny fake bandwidth
     assert gemv["status"] == "skipped" and "variants('linear', 'cuda')" in gemv["reason"]
@@ -537,14 +545,15 @@ def test_summary_table_puts_the_target_and_verdict_beside_each_shape():
     headers, rows = tc_report.summary_table(records)
     assert headers == ["dtype", "shape", "layout", "cuBLAS TFLOP/s", "auto TFLOP/s", "auto ×",
                        "auto × Timer", "mma ×", "wgmma ×", "gemv ×", "weight GB/s", "% copy",
-                       "target", "result"]
+                       "% copy, clean L2", "target", "result"]
     big, decode = rows
     assert big[:3] == ["bfloat16", "300×40×24", "gemm"]
     assert big[5:10] == ["1.25×", "1.25×", "WRONG", "error", "—"]
-    assert big[10:] == ["—", "—", "≥ 3.00×", "MISS"]
+    assert big[10:] == ["—", "—", "—", "≥ 3.00×", "MISS"]
     assert decode[1:3] == ["1×96×64", "linear"]
     assert decode[7:10] == ["WRONG", "—", "skip"]
-    assert decode[11].endswith("%") and decode[12:] == ["≥ 1.30×, ≥ 80% copy", "MISS"]
+    assert decode[11].endswith("%") and decode[12].endswith("%")
+    assert decode[13:] == ["≥ 1.30×, ≥ 80% copy", "MISS"]
     assert tc_report.acceptance_counts(records) == {"PASS": 0, "MISS": 2, "WRONG": 0,
                                                     "not measured": 0}
 

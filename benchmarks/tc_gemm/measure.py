@@ -53,6 +53,9 @@ def empty_record(case: Case, dtype: str, variant: str) -> dict:
         "ratio_timer": None,
         "weight_gbps": None,
         "pct_copy": None,
+        "ms_clean_l2": None,
+        "weight_gbps_clean_l2": None,
+        "pct_copy_clean_l2": None,
         "rel_err": None,
         "reference": None,
         "correct": None,
@@ -131,6 +134,10 @@ def finish_case(case: Case, records: list[dict], copy_gbps: float | None) -> Non
             record["weight_gbps"] = case.weight_bytes / (ms * 1e-3) / 1e9
             if copy_gbps:
                 record["pct_copy"] = 100.0 * record["weight_gbps"] / copy_gbps
+            if record["ms_clean_l2"]:
+                clean = case.weight_bytes / (record["ms_clean_l2"] * 1e-3) / 1e9
+                record["weight_gbps_clean_l2"] = clean
+                record["pct_copy_clean_l2"] = 100.0 * clean / copy_gbps if copy_gbps else None
         if record["variant"] == CUBLAS:
             continue
         if base_ms:
@@ -200,6 +207,8 @@ def measure_case(
 
             record["probe_ms"] = backend.probe_ms(call)
             record["ms_do_bench"], record["method"] = backend.time(call, record["probe_ms"])
+            if case.skinny:
+                record["ms_clean_l2"] = backend.clean_l2_ms(call)
         except Exception as exc:  # a rung that refuses a shape must not end the run
             record.update(status="error", reason=_first_line(exc))
             continue

@@ -14,7 +14,8 @@ from .cases import AUTO, CUBLAS, HALF_RUNGS, Case, Target
 DASH = "—"
 Table = tuple[list[str], list[list[str]]]
 HEADERS = ["dtype", "shape", "layout", "cuBLAS TFLOP/s", "auto TFLOP/s", "auto ×", "auto × Timer",
-           *[f"{rung} ×" for rung in HALF_RUNGS], "weight GB/s", "% copy", "target", "result"]
+           *[f"{rung} ×" for rung in HALF_RUNGS], "weight GB/s", "% copy", "% copy, clean L2",
+           "target", "result"]
 
 
 def number(value: float | None) -> str:
@@ -66,7 +67,7 @@ def ratio_cell(record: dict | None, key: str = "ratio") -> str:
 
 def value_cell(record: dict | None, key: str, fmt: Callable[[float | None], str]) -> str:
     cell = status_cell(record)
-    return cell if cell is not None else fmt(record[key])
+    return cell if cell is not None else fmt(record.get(key))
 
 
 def result_cell(record: dict | None) -> str:
@@ -92,6 +93,7 @@ def summary_table(records: list[dict]) -> Table:
             *[ratio_cell(by_variant[rung]) if rung in by_variant else DASH for rung in HALF_RUNGS],
             value_cell(auto, "weight_gbps", number) if case.skinny else DASH,
             value_cell(auto, "pct_copy", percent) if case.skinny else DASH,
+            value_cell(auto, "pct_copy_clean_l2", percent) if case.skinny else DASH,
             target.describe(),
             result_cell(auto),
         ])

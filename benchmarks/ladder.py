@@ -53,14 +53,11 @@ import argparse
 import datetime
 import functools
 import json
-import platform
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from ladder import console, measure, ncu, resources, rungs, tables, timing
+from ladder import console, measure, ncu, resources, rungs, run_meta, tables, timing
 from ladder.help_format import HelpFormatter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,44 +132,9 @@ def ncu_child(variant: str, size: rungs.Size, seed: int) -> int:
     return 0
 
 
-def _command_output(cmd: list[str]) -> str | None:
-    try:
-        result = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=ROOT)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return result.stdout.strip() if result.returncode == 0 else None
-
-
 def collect_meta(args: argparse.Namespace, cuda: bool) -> dict:
-    import torch
-
-    import torch_memopt
-
-    props = torch.cuda.get_device_properties(torch.cuda.current_device()) if cuda else None
-    driver = _command_output(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]) \
-        if cuda and shutil.which("nvidia-smi") else None
-    commit = _command_output(["git", "rev-parse", "--short", "HEAD"])
-    if commit and _command_output(["git", "status", "--porcelain", "--untracked-files=no"]):
-        commit += "+uncommitted changes"
-    try:
-        import triton
-        triton_version = triton.__version__
-    except Exception:
-        triton_version = None
     return {
-        "gpu": props.name if props else None,
-        "capability": f"{props.major}.{props.minor}" if props else None,
-        "sm_count": props.multi_processor_count if props else None,
-        "l2_bytes": props.L2_cache_size if props else None,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "driver": driver.splitlines()[0] if driver else None,
-        "triton": triton_version,
-        "torch_memopt": torch_memopt.__version__,
-        "python": platform.python_version(),
-        "git": commit,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "seed": args.seed,
+        **run_meta.environment(cuda, args.seed),
         "timing": (
             f"median of per-call CUDA-event times, L2 flushed (256 MB zeroed) before each call: "
             f"triton.testing.do_bench(return_mode='median') under {timing.SLOW_CALL_MS:g} ms a call, "

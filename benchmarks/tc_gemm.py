@@ -48,17 +48,14 @@ JSON written to ``--out`` (default benchmarks/results/tc_gemm_h200.json)::
 from __future__ import annotations
 
 import argparse
-import datetime
 import functools
 import json
 import math
-import platform
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from ladder import run_meta
 from ladder.help_format import HelpFormatter
 from tc_gemm import cases, measure, report
 
@@ -91,45 +88,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def _command_output(cmd: list[str]) -> str | None:
-    try:
-        result = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=ROOT)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return result.stdout.strip() if result.returncode == 0 else None
-
-
 def collect_meta(args: argparse.Namespace, available: dict[str, list[str]]) -> dict:
     import torch
 
-    import torch_memopt
-
-    props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    driver = _command_output(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]) \
-        if shutil.which("nvidia-smi") else None
-    commit = _command_output(["git", "rev-parse", "--short", "HEAD"])
-    if commit and _command_output(["git", "status", "--porcelain", "--untracked-files=no"]):
-        commit += "+uncommitted changes"
-    try:
-        import triton
-        triton_version = triton.__version__
-    except Exception:
-        triton_version = None
     matmul = torch.backends.cuda.matmul
     return {
-        "gpu": props.name,
-        "capability": f"{props.major}.{props.minor}",
-        "sm_count": props.multi_processor_count,
-        "l2_bytes": props.L2_cache_size,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "driver": driver.splitlines()[0] if driver else None,
-        "triton": triton_version,
-        "torch_memopt": torch_memopt.__version__,
-        "python": platform.python_version(),
-        "git": commit,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "seed": args.seed,
+        **run_meta.environment(True, args.seed),
         "argv": args.argv,
         "quick": args.quick,
         "dtypes": list(args.dtypes),

@@ -41,6 +41,9 @@ struct HalfGemmArgs {
 // that break it into an aligned scratch copy first.
 bool wgmma_operands_ok(const HalfGemmArgs& p);
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
+// The same with 2-CTA clusters sharing B through TMA multicast; for the
+// tuning harness until measured (benchmarks/tune/wgmma_configs.cu).
+void launch_gemm_wgmma_cluster2(const HalfGemmArgs& p, cudaStream_t stream);
 
 // Skinny M (decode shapes, M <= 64 is what it is tuned for; correct for any
 // M): the weights streamed once, tensor cores with swapped operands, split-K.

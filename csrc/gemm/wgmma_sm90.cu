@@ -60,18 +60,49 @@ CUtensorMap make_map(const void* base, HalfType dtype, int64_t rows, int64_t col
 
 bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-template <typename T, bool kBKMajor>
+template <typename T, bool kBKMajor, int kClusterM>
 void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   using namespace wgmma;
   const CUtensorMap map_a = make_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, kBlockM, kBlockK);
-  const CUtensorMap map_b = kBKMajor ? make_map(p.b, p.dtype, p.N, p.K, p.b_stride, kBlockN, kBlockK)
-                                     : make_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
-  const int64_t tiles = ((p.M + kBlockM - 1) / kBlockM) * ((p.N + kBlockN - 1) / kBlockN);
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sm_count()));
-  const auto kernel = gemm_wgmma_kernel<T, kBKMajor>;
+  // K-major W: each CTA of a cluster loads (and multicasts) 256 / kClusterM rows.
+  const CUtensorMap map_b =
+      kBKMajor ? make_map(p.b, p.dtype, p.N, p.K, p.b_stride, kBlockN / kClusterM, kBlockK)
+               : make_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
+  const int64_t unit_rows = ((p.M + kBlockM - 1) / kBlockM + kClusterM - 1) / kClusterM;
+  const int64_t units = unit_rows * ((p.N + kBlockN - 1) / kBlockN);
+  const int64_t clusters = std::min<int64_t>(units, sm_count() / kClusterM);
+  const unsigned grid = static_cast<unsigned>(clusters * kClusterM);
+  const auto kernel = gemm_wgmma_kernel<T, kBKMajor, kClusterM>;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, args);
+  if constexpr (kClusterM == 1) {
+    kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, args);
+  } else {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = kSmemBytes;
+    config.stream = stream;
+    cudaLaunchAttribute cluster = {};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = kClusterM;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    cudaLaunchKernelEx(&config, kernel, map_a, map_b, args);
+  }
+}
+
+template <int kClusterM>
+void launch_clustered(const HalfGemmArgs& p, cudaStream_t stream) {
+  if (p.dtype == HalfType::bf16) {
+    p.b_k_major ? launch_typed<__nv_bfloat16, true, kClusterM>(p, stream)
+                : launch_typed<__nv_bfloat16, false, kClusterM>(p, stream);
+  } else {
+    p.b_k_major ? launch_typed<__half, true, kClusterM>(p, stream)
+                : launch_typed<__half, false, kClusterM>(p, stream);
+  }
 }
 
 }  // namespace
@@ -85,12 +116,13 @@ bool wgmma_operands_ok(const HalfGemmArgs& p) {
 }
 
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream) {
-  if (p.dtype == HalfType::bf16) {
-    p.b_k_major ? launch_typed<__nv_bfloat16, true>(p, stream)
-                : launch_typed<__nv_bfloat16, false>(p, stream);
-  } else {
-    p.b_k_major ? launch_typed<__half, true>(p, stream) : launch_typed<__half, false>(p, stream);
-  }
+  launch_clustered<1>(p, stream);
+}
+
+// Not yet measured: the 2-CTA multicast variant, built for benchmarks/tune/
+// (wgmma_configs.cu) to time beside the plain kernel before it replaces it.
+void launch_gemm_wgmma_cluster2(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_clustered<2>(p, stream);
 }
 
 }  // namespace memopt

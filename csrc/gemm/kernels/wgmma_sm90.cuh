@@ -143,10 +143,19 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&ac
   }
 }
 
-template <typename T, bool kBKMajor>
+// kClusterM = 2: the two CTAs of a cluster own vertically adjacent tiles of
+// one tile-column, so they need the same B tile; each loads half of it and
+// TMA multicasts that half into both, halving B's L2 -> SM traffic (at 700
+// TFLOP/s every SM pulls ~8 TB/s of tiles out of L2 in total). A stage is
+// then free only when the consumers of both CTAs are done with it.
+// kClusterM = 1 is the plain kernel. The launcher sets the cluster shape
+// (kClusterM, 1, 1) at launch time.
+template <typename T, bool kBKMajor, int kClusterM>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b, KernelArgs p) {
+  static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint64_t full[kStages], empty[kStages];
   // Stages start on a 1024-byte boundary: the swizzle pattern of TMA and of
@@ -157,42 +166,77 @@ __global__ void __launch_bounds__(kThreads, 1)
   const auto tile_b = [&](int s) { return smem + s * kStageBytes + kTileABytes; };
 
   const int warpgroup = threadIdx.x / 128;
+  const uint32_t rank = kClusterM > 1 ? sm90::cluster_rank() : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      sm90::mbar_init(&full[s], 1);            // the producer's arrive + the TMA bytes
-      sm90::mbar_init(&empty[s], kConsumers * 4);  // one arrival per consumer warp
+      sm90::mbar_init(&full[s], 1);  // the producer's arrive + the TMA bytes
+      // One arrival per consumer warp of every CTA whose tiles the stage feeds.
+      sm90::mbar_init(&empty[s], kConsumers * 4 * kClusterM);
     }
     sm90::mbar_fence_init();
   }
-  __syncthreads();
+  if constexpr (kClusterM > 1) {
+    sm90::cluster_sync();
+  } else {
+    __syncthreads();
+  }
 
+  // Work comes in units of kClusterM vertically adjacent tiles, one per CTA
+  // of a cluster; with kClusterM = 1 a unit is a tile.
   const int64_t tiles_m = (p.M + kBlockM - 1) / kBlockM;
   const int64_t tiles_n = (p.N + kBlockN - 1) / kBlockN;
-  const int64_t num_tiles = tiles_m * tiles_n;
+  const int64_t unit_rows = (tiles_m + kClusterM - 1) / kClusterM;
+  const int64_t num_units = unit_rows * tiles_n;
+  const int64_t first_unit = blockIdx.x / kClusterM, unit_step = gridDim.x / kClusterM;
   const int k_tiles = static_cast<int>((p.K + kBlockK - 1) / kBlockK);
+  const auto tile_of = [&](int64_t unit, int64_t& tm, int64_t& tn) {
+    int64_t um;
+    grouped_tile(unit, unit_rows, tiles_n, um, tn);
+    tm = um * kClusterM + rank;  // past tiles_m for a lone last row: zeros, stores masked
+  };
 
   if (warpgroup == 0) {
     sm90::setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int64_t id = blockIdx.x; id < num_tiles; id += gridDim.x) {
+      for (int64_t unit = first_unit; unit < num_units; unit += unit_step) {
         int64_t tm, tn;
-        grouped_tile(id, tiles_m, tiles_n, tm, tn);
+        tile_of(unit, tm, tn);
         const int32_t m0 = static_cast<int32_t>(tm * kBlockM);
         const int32_t n0 = static_cast<int32_t>(tn * kBlockN);
         for (int kt = 0; kt < k_tiles; ++kt) {
           sm90::mbar_wait(&empty[stage], phase ^ 1);
+          // A (own) + all of B (this CTA's half and the peer's) land here.
           sm90::mbar_arrive_expect_tx(&full[stage], kStageBytes);
           const int32_t k0 = kt * kBlockK;
           sm90::tma_load_2d(tile_a(stage), &map_a, k0, m0, &full[stage]);
-          if constexpr (kBKMajor) {
-            sm90::tma_load_2d(tile_b(stage), &map_b, k0, n0, &full[stage]);
-          } else {
+          if constexpr (kClusterM == 1) {
+            if constexpr (kBKMajor) {
+              sm90::tma_load_2d(tile_b(stage), &map_b, k0, n0, &full[stage]);
+            } else {
 #pragma unroll
-            for (int box = 0; box < kBlockN / kBoxN; ++box) {
-              sm90::tma_load_2d(tile_b(stage) + box * kBoxBytes, &map_b, n0 + box * kBoxN, k0,
-                                &full[stage]);
+              for (int box = 0; box < kBlockN / kBoxN; ++box) {
+                sm90::tma_load_2d(tile_b(stage) + box * kBoxBytes, &map_b, n0 + box * kBoxN, k0,
+                                  &full[stage]);
+              }
+            }
+          } else {
+            constexpr uint16_t kAll = (1u << kClusterM) - 1;
+            if constexpr (kBKMajor) {
+              // The map's box is kBlockN / kClusterM rows of W.
+              constexpr int kRows = kBlockN / kClusterM;
+              sm90::tma_load_2d_multicast(tile_b(stage) + rank * kRows * 128, &map_b, k0,
+                                          n0 + static_cast<int32_t>(rank) * kRows, &full[stage],
+                                          kAll);
+            } else {
+              constexpr int kBoxes = kBlockN / kBoxN / kClusterM;
+#pragma unroll
+              for (int j = 0; j < kBoxes; ++j) {
+                const int box = static_cast<int>(rank) * kBoxes + j;
+                sm90::tma_load_2d_multicast(tile_b(stage) + box * kBoxBytes, &map_b,
+                                            n0 + box * kBoxN, k0, &full[stage], kAll);
+              }
             }
           }
           if (++stage == kStages) stage = 0, phase ^= 1;
@@ -203,12 +247,22 @@ __global__ void __launch_bounds__(kThreads, 1)
     sm90::setmaxnreg_inc<kConsumerRegs>();
     const int consumer = warpgroup - 1;
     const int t = threadIdx.x % 128;
+    // Frees `stage` in every CTA the stage's B came from.
+    const auto release = [&](int stage) {
+      if (t % 32 != 0) return;
+      if constexpr (kClusterM == 1) {
+        sm90::mbar_arrive(&empty[stage]);
+      } else {
+#pragma unroll
+        for (uint32_t cta = 0; cta < kClusterM; ++cta) sm90::mbar_arrive_cluster(&empty[stage], cta);
+      }
+    };
     float acc[128];
     int stage = 0;
     uint32_t phase = 0;
-    for (int64_t id = blockIdx.x; id < num_tiles; id += gridDim.x) {
+    for (int64_t unit = first_unit; unit < num_units; unit += unit_step) {
       int64_t tm, tn;
-      grouped_tile(id, tiles_m, tiles_n, tm, tn);
+      tile_of(unit, tm, tn);
       int prev_stage = -1;
       for (int kt = 0; kt < k_tiles; ++kt) {
         sm90::mbar_wait(&full[stage], phase);
@@ -233,16 +287,19 @@ __global__ void __launch_bounds__(kThreads, 1)
         // consumer warp has passed it.
         sm90::wgmma_wait<1>();
         sm90::fence_accumulators(acc);
-        if (prev_stage >= 0 && t % 32 == 0) sm90::mbar_arrive(&empty[prev_stage]);
+        if (prev_stage >= 0) release(prev_stage);
         prev_stage = stage;
         if (++stage == kStages) stage = 0, phase ^= 1;
       }
       sm90::wgmma_wait<0>();
       sm90::fence_accumulators(acc);
-      if (t % 32 == 0) sm90::mbar_arrive(&empty[prev_stage]);
+      release(prev_stage);
       store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
     }
   }
+  // A peer may still multicast into this CTA or arrive on its barriers until
+  // its own last k-tile: no CTA of a cluster leaves before all are done.
+  if constexpr (kClusterM > 1) sm90::cluster_sync();
 }
 
 }  // namespace wgmma

@@ -11,8 +11,11 @@ namespace {
 
 using memopt::HalfGemmArgs;
 using Launcher = void (*)(const HalfGemmArgs&, cudaStream_t);
-constexpr Launcher kConfigs[] = {memopt::launch_gemm_wgmma, memopt::launch_gemm_wgmma_cluster2};
-const char* const kNames[] = {"wgmma", "wgmma 2-CTA multicast"};
+constexpr Launcher kConfigs[] = {memopt::launch_gemm_wgmma, memopt::launch_gemm_wgmma_cluster2,
+                                 memopt::launch_gemm_wgmma_tma_store,
+                                 memopt::launch_gemm_wgmma_cluster2_tma_store};
+const char* const kNames[] = {"wgmma", "wgmma 2-CTA multicast", "wgmma TMA-store epilogue",
+                              "wgmma 2-CTA + TMA store"};
 
 }  // namespace
 

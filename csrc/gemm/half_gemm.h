@@ -44,6 +44,9 @@ void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
 // The same with 2-CTA clusters sharing B through TMA multicast; for the
 // tuning harness until measured (benchmarks/tune/wgmma_configs.cu).
 void launch_gemm_wgmma_cluster2(const HalfGemmArgs& p, cudaStream_t stream);
+// ... with the epilogue through shared memory and TMA stores (plain and 2-CTA).
+void launch_gemm_wgmma_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
 
 // Copies rows x cols 2-byte elements (unit inner stride, rows src_stride
 // apart) into dst, rows dst_stride apart (a multiple of 8; dst 16-byte

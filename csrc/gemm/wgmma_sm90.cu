@@ -60,7 +60,7 @@ CUtensorMap make_map(const void* base, HalfType dtype, int64_t rows, int64_t col
 
 bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-template <typename T, bool kBKMajor, int kClusterM>
+template <typename T, bool kBKMajor, int kClusterM, bool kTmaStore>
 void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   using namespace wgmma;
   const CUtensorMap map_a = make_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, kBlockM, kBlockK);
@@ -72,11 +72,14 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   const int64_t units = unit_rows * ((p.N + kBlockN - 1) / kBlockN);
   const int64_t clusters = std::min<int64_t>(units, sm_count() / kClusterM);
   const unsigned grid = static_cast<unsigned>(clusters * kClusterM);
-  const auto kernel = gemm_wgmma_kernel<T, kBKMajor, kClusterM>;
+  // The output as 64 x 64 boxes (only read when kTmaStore; N % 8 == 0 then).
+  const CUtensorMap map_out = kTmaStore ? make_map(p.out, p.dtype, p.M, p.N, p.N, 64, 64) : map_a;
+  const auto kernel = gemm_wgmma_kernel<T, kBKMajor, kClusterM, kTmaStore>;
+  constexpr int kSmemBytes = smem_bytes_of<kTmaStore>();
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
   if constexpr (kClusterM == 1) {
-    kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, args);
+    kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, map_out, args);
   } else {
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(grid);
@@ -90,18 +93,28 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
     cluster.val.clusterDim.z = 1;
     config.attrs = &cluster;
     config.numAttrs = 1;
-    cudaLaunchKernelEx(&config, kernel, map_a, map_b, args);
+    cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_out, args);
   }
 }
 
-template <int kClusterM>
+template <int kClusterM, bool kTmaStore>
 void launch_clustered(const HalfGemmArgs& p, cudaStream_t stream) {
   if (p.dtype == HalfType::bf16) {
-    p.b_k_major ? launch_typed<__nv_bfloat16, true, kClusterM>(p, stream)
-                : launch_typed<__nv_bfloat16, false, kClusterM>(p, stream);
+    p.b_k_major ? launch_typed<__nv_bfloat16, true, kClusterM, kTmaStore>(p, stream)
+                : launch_typed<__nv_bfloat16, false, kClusterM, kTmaStore>(p, stream);
   } else {
-    p.b_k_major ? launch_typed<__half, true, kClusterM>(p, stream)
-                : launch_typed<__half, false, kClusterM>(p, stream);
+    p.b_k_major ? launch_typed<__half, true, kClusterM, kTmaStore>(p, stream)
+                : launch_typed<__half, false, kClusterM, kTmaStore>(p, stream);
+  }
+}
+
+// The output's tensor map needs rows a multiple of 16 bytes apart.
+template <int kClusterM>
+void launch_epilogue_tma(const HalfGemmArgs& p, cudaStream_t stream) {
+  if (p.N % 8 == 0) {
+    launch_clustered<kClusterM, true>(p, stream);
+  } else {
+    launch_clustered<kClusterM, false>(p, stream);
   }
 }
 
@@ -116,13 +129,22 @@ bool wgmma_operands_ok(const HalfGemmArgs& p) {
 }
 
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_clustered<1>(p, stream);
+  launch_clustered<1, false>(p, stream);
 }
 
 // Not yet measured: the 2-CTA multicast variant, built for benchmarks/tune/
 // (wgmma_configs.cu) to time beside the plain kernel before it replaces it.
 void launch_gemm_wgmma_cluster2(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_clustered<2>(p, stream);
+  launch_clustered<2, false>(p, stream);
+}
+
+// Not yet measured: the epilogue through shared memory and TMA stores, alone
+// and with the 2-CTA clusters.
+void launch_gemm_wgmma_tma_store(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_epilogue_tma<1>(p, stream);
+}
+void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_epilogue_tma<2>(p, stream);
 }
 
 }  // namespace memopt

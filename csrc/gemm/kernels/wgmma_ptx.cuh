@@ -66,6 +66,43 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       : "memory");
 }
 
+// ---- TMA stores (the epilogue through shared memory) ----
+// Writes the box at `src` (same swizzled layout as the loads) to coordinates
+// (c0, c1) of `map`; elements outside the tensor are dropped, so the tails
+// need no masks. Asynchronous: `src` may be reused only after
+// bulk_wait_read<0>.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int32_t c0, int32_t c1,
+                                             const void* src) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(c0), "r"(c1), "r"(smem_addr(src))
+      : "memory");
+}
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// The shared-memory sources of all but kPending committed stores are read.
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+// All but kPending committed stores are complete (written to global memory).
+template <int kPending>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+// Orders this thread's ordinary shared-memory stores before the async proxy
+// (TMA) reads them.
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// A barrier among `count` threads (whole warps) under hardware barrier `id`
+// (0 is __syncthreads').
+__device__ __forceinline__ void named_barrier_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
 // ---- clusters (2 CTAs sharing an operand through TMA multicast) ----
 __device__ __forceinline__ uint32_t cluster_rank() {
   uint32_t rank;

@@ -56,6 +56,18 @@ constexpr int kTileBBytes = kBlockN * kBlockK * kElemBytes;  // 32 KB
 constexpr int kStageBytes = kTileABytes + kTileBBytes;
 // + 1 KB to align the stages to 1024 bytes (the 128-byte swizzle's atom).
 constexpr int kSmemBytes = kStages * kStageBytes + 1024;
+// With the epilogue through shared memory: each consumer stages its 64 x 256
+// outputs (32 KB, four 64 x 64 boxes swizzled like the loads) for TMA stores,
+// which leaves room for 3 stages.
+constexpr int kCBoxBytes = 64 * 64 * kElemBytes;           // 8 KB
+constexpr int kCBytes = kConsumers * 4 * kCBoxBytes;        // 64 KB
+template <bool kTmaStore>
+constexpr int stages_of() { return kTmaStore ? 3 : kStages; }
+template <bool kTmaStore>
+constexpr int smem_bytes_of() {
+  return stages_of<kTmaStore>() * kStageBytes + (kTmaStore ? kCBytes : 0) + 1024;
+}
+static_assert(smem_bytes_of<true>() <= 227 * 1024, "3 stages + the output staging fit");
 static_assert(kBlockK * kElemBytes == 128, "a k-tile row is one 128-byte swizzle row");
 static_assert(kBlockM == 64 * kConsumers, "each consumer warpgroup owns 64 rows (m64 wgmma)");
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536,
@@ -143,6 +155,53 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&ac
   }
 }
 
+// The epilogue through shared memory: bias and activation in fp32, rounded,
+// written into this consumer's four swizzled 64 x 64 boxes (16-byte chunk
+// index XOR row % 8: the 8 rows a warp writes land in 8 different bank
+// groups), then one thread stores the boxes with TMA, which drops what lies
+// past M or N. The consumer goes on to its next tile while the stores drain;
+// `c_smem` is written again only after they have read it.
+template <typename T>
+__device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtensorMap* map_out,
+                                               const float (&acc)[128], uint8_t* c_smem,
+                                               int64_t m0, int64_t n0, int t, int consumer,
+                                               bool first_tile) {
+  const int barrier_id = 1 + consumer;  // 0 is __syncthreads'
+  if (!first_tile) {
+    if (t == 0) sm90::bulk_wait_read<0>();
+    sm90::named_barrier_sync(barrier_id, 128);
+  }
+  const T* bias = static_cast<const T*>(p.bias);
+  const int row0 = 16 * (t / 32) + (t % 32) / 4;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const int col = 8 * j + 2 * (t % 4);
+    const int64_t n = n0 + col;
+    const float b0 = bias != nullptr && n < p.N ? Half<T>::to_float(bias[n]) : 0.f;
+    const float b1 = bias != nullptr && n + 1 < p.N ? Half<T>::to_float(bias[n + 1]) : 0.f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + 8 * h;
+      const int box = col / 64, in_box = col % 64;
+      const int chunk = (in_box / 8) ^ (row % 8);
+      uint8_t* dst = c_smem + box * kCBoxBytes + row * 128 + chunk * 16 + (in_box % 8) * 2;
+      *reinterpret_cast<typename Half<T>::Pair*>(dst) =
+          Half<T>::round_pair(apply_activation(p.act, acc[4 * j + 2 * h] + b0),
+                              apply_activation(p.act, acc[4 * j + 2 * h + 1] + b1));
+    }
+  }
+  sm90::fence_proxy_async_smem();
+  sm90::named_barrier_sync(barrier_id, 128);
+  if (t == 0) {
+#pragma unroll
+    for (int box = 0; box < 4; ++box) {
+      sm90::tma_store_2d(map_out, static_cast<int32_t>(n0 + box * 64), static_cast<int32_t>(m0),
+                         c_smem + box * kCBoxBytes);
+    }
+    sm90::bulk_commit();
+  }
+}
+
 // kClusterM = 2: the two CTAs of a cluster own vertically adjacent tiles of
 // one tile-column, so they need the same B tile; each loads half of it and
 // TMA multicasts that half into both, halving B's L2 -> SM traffic (at 700
@@ -150,10 +209,15 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&ac
 // then free only when the consumers of both CTAs are done with it.
 // kClusterM = 1 is the plain kernel. The launcher sets the cluster shape
 // (kClusterM, 1, 1) at launch time.
-template <typename T, bool kBKMajor, int kClusterM>
+// kTmaStore: the epilogue through shared memory and TMA stores
+// (store_tile_tma; needs N % 8 == 0 for the output's tensor map), with 3
+// stages instead of 4 to make room.
+template <typename T, bool kBKMajor, int kClusterM, bool kTmaStore>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
-                      const __grid_constant__ CUtensorMap map_b, KernelArgs p) {
+                      const __grid_constant__ CUtensorMap map_b,
+                      const __grid_constant__ CUtensorMap map_out, KernelArgs p) {
+  constexpr int kStages = stages_of<kTmaStore>();
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
   extern __shared__ uint8_t smem_raw[];
@@ -164,6 +228,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const auto tile_a = [&](int s) { return smem + s * kStageBytes; };
   const auto tile_b = [&](int s) { return smem + s * kStageBytes + kTileABytes; };
+  uint8_t* const c_smem = smem + kStages * kStageBytes;  // kTmaStore only
 
   const int warpgroup = threadIdx.x / 128;
   const uint32_t rank = kClusterM > 1 ? sm90::cluster_rank() : 0;
@@ -260,6 +325,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     float acc[128];
     int stage = 0;
     uint32_t phase = 0;
+    bool first_tile = true;
     for (int64_t unit = first_unit; unit < num_units; unit += unit_step) {
       int64_t tm, tn;
       tile_of(unit, tm, tn);
@@ -294,8 +360,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm90::wgmma_wait<0>();
       sm90::fence_accumulators(acc);
       release(prev_stage);
-      store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
+      if constexpr (kTmaStore) {
+        store_tile_tma<T>(p, &map_out, acc, c_smem + consumer * 4 * kCBoxBytes,
+                          tm * kBlockM + consumer * 64, tn * kBlockN, t, consumer, first_tile);
+      } else {
+        store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
+      }
+      first_tile = false;
     }
+    // The last stores must be complete before the grid ends.
+    if (kTmaStore && t == 0) sm90::bulk_wait<0>();
   }
   // A peer may still multicast into this CTA or arrive on its barriers until
   // its own last k-tile: no CTA of a cluster leaves before all are done.

@@ -8,14 +8,16 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: gpu_wgmma_session.sh OUTDIR}
 mkdir -p "$OUT"
-LIB=/tmp/wgmma_tune.so
-nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr -Icsrc \
+# A library built beforehand on a machine without a GPU (carried in) saves
+# the minute of nvcc: WGMMA_TUNE_LIB=path.
+LIB=${WGMMA_TUNE_LIB:-/tmp/wgmma_tune.so}
+[ -f "$LIB" ] || nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr -Icsrc \
   -shared -Xcompiler -fPIC csrc/gemm/wgmma_sm90.cu benchmarks/tune/wgmma_configs.cu -o "$LIB" \
   > "$OUT/nvcc.log" 2>&1 || { echo "nvcc failed"; tail -20 "$OUT/nvcc.log"; exit 1; }
 timeout 300 python3 benchmarks/tune/tune_wgmma.py --library "$LIB" --out "$OUT/tune_wgmma.json" \
   > "$OUT/tune_wgmma.txt" 2>&1
 echo "tune rc=$?"
-# The profiled process: one call of the plain kernel (config 0) and one cuBLAS.
+# The profiled process: one call of variant NCU_CONFIG (default 0) and one cuBLAS.
 cat > /tmp/wgmma_ncu_child.py <<'PY'
 import sys, torch
 sys.path.insert(0, "benchmarks/tune")
@@ -25,13 +27,13 @@ n = 4096
 a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
 b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
 out = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
-t.runner(lib, 0)(a, b, True, None, 0, out)
+t.runner(lib, int(sys.argv[2]))(a, b, True, None, 0, out)
 torch.mm(a, b.t())
 torch.cuda.synchronize()
 PY
 timeout 240 ncu --clock-control none \
-  --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,lts__t_bytes.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active' \
-  python3 /tmp/wgmma_ncu_child.py "$LIB" > "$OUT/ncu_wgmma.txt" 2>&1
+  --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,lts__t_bytes.sum,sm__cycles_active.avg.pct_of_peak_sustained_elapsed,launch__grid_size,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active' \
+  python3 /tmp/wgmma_ncu_child.py "$LIB" "${NCU_CONFIG:-0}" > "$OUT/ncu_wgmma.txt" 2>&1
 echo "ncu rc=$?"
 grep -E "^  [a-zA-Z_]|duration|issue_active|gmma|lts__t_bytes" "$OUT/ncu_wgmma.txt" | cut -c1-120 | tail -20
 cat "$OUT/tune_wgmma.txt"

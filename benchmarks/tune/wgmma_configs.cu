@@ -13,9 +13,12 @@ using memopt::HalfGemmArgs;
 using Launcher = void (*)(const HalfGemmArgs&, cudaStream_t);
 constexpr Launcher kConfigs[] = {memopt::launch_gemm_wgmma, memopt::launch_gemm_wgmma_cluster2,
                                  memopt::launch_gemm_wgmma_tma_store,
-                                 memopt::launch_gemm_wgmma_cluster2_tma_store};
+                                 memopt::launch_gemm_wgmma_cluster2_tma_store,
+                                 memopt::launch_gemm_wgmma_tma_store_4stage,
+                                 memopt::launch_gemm_wgmma_cluster2_tma_store_4stage};
 const char* const kNames[] = {"wgmma", "wgmma 2-CTA multicast", "wgmma TMA-store epilogue",
-                              "wgmma 2-CTA + TMA store"};
+                              "wgmma 2-CTA + TMA store",
+                              "wgmma TMA store, 4 stages", "wgmma 2-CTA + TMA store, 4 stages"};
 
 }  // namespace
 

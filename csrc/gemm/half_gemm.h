@@ -47,6 +47,9 @@ void launch_gemm_wgmma_cluster2(const HalfGemmArgs& p, cudaStream_t stream);
 // ... with the epilogue through shared memory and TMA stores (plain and 2-CTA).
 void launch_gemm_wgmma_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
+// ... staging the output two boxes at a time, which leaves room for 4 stages.
+void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_cluster2_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream);
 
 // Copies rows x cols 2-byte elements (unit inner stride, rows src_stride
 // apart) into dst, rows dst_stride apart (a multiple of 8; dst 16-byte

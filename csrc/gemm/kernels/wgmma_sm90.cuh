@@ -56,18 +56,19 @@ constexpr int kTileBBytes = kBlockN * kBlockK * kElemBytes;  // 32 KB
 constexpr int kStageBytes = kTileABytes + kTileBBytes;
 // + 1 KB to align the stages to 1024 bytes (the 128-byte swizzle's atom).
 constexpr int kSmemBytes = kStages * kStageBytes + 1024;
-// With the epilogue through shared memory: each consumer stages its 64 x 256
-// outputs (32 KB, four 64 x 64 boxes swizzled like the loads) for TMA stores,
-// which leaves room for 3 stages.
+// With the epilogue through shared memory, each consumer stages its 64 x 256
+// outputs for TMA stores as 64 x 64 boxes swizzled like the loads: all four
+// at once (32 KB; 3 stages then fit) or two at a time (16 KB, written in two
+// halves; 4 stages fit). kStaged = 0 is the epilogue straight from registers.
 constexpr int kCBoxBytes = 64 * 64 * kElemBytes;           // 8 KB
-constexpr int kCBytes = kConsumers * 4 * kCBoxBytes;        // 64 KB
-template <bool kTmaStore>
-constexpr int stages_of() { return kTmaStore ? 3 : kStages; }
-template <bool kTmaStore>
+template <int kStaged>
+constexpr int stages_of() { return kStaged == 4 ? 3 : kStages; }
+template <int kStaged>
 constexpr int smem_bytes_of() {
-  return stages_of<kTmaStore>() * kStageBytes + (kTmaStore ? kCBytes : 0) + 1024;
+  return stages_of<kStaged>() * kStageBytes + kConsumers * kStaged * kCBoxBytes + 1024;
 }
-static_assert(smem_bytes_of<true>() <= 227 * 1024, "3 stages + the output staging fit");
+static_assert(smem_bytes_of<4>() <= 227 * 1024, "3 stages + four staged boxes fit");
+static_assert(smem_bytes_of<2>() <= 227 * 1024, "4 stages + two staged boxes fit");
 static_assert(kBlockK * kElemBytes == 128, "a k-tile row is one 128-byte swizzle row");
 static_assert(kBlockM == 64 * kConsumers, "each consumer warpgroup owns 64 rows (m64 wgmma)");
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536,
@@ -156,49 +157,58 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&ac
 }
 
 // The epilogue through shared memory: bias and activation in fp32, rounded,
-// written into this consumer's four swizzled 64 x 64 boxes (16-byte chunk
-// index XOR row % 8: the 8 rows a warp writes land in 8 different bank
-// groups), then one thread stores the boxes with TMA, which drops what lies
-// past M or N. The consumer goes on to its next tile while the stores drain;
-// `c_smem` is written again only after they have read it.
-template <typename T>
+// written into this consumer's swizzled 64 x 64 boxes (16-byte chunk index
+// XOR row % 8: the 8 rows a warp writes land in 8 different bank groups),
+// then one thread stores the boxes with TMA, which drops what lies past M or
+// N. With kStaged = 4 the whole 64 x 256 goes out at once and the consumer
+// goes on to its next tile while the stores drain; with kStaged = 2 it goes
+// out in two halves of 128 columns, the second waiting until TMA has read the
+// first out of shared memory. A box is written again only after its last
+// store has read it (`fresh`: nothing of this consumer's is pending yet).
+template <typename T, int kStaged>
 __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtensorMap* map_out,
                                                const float (&acc)[128], uint8_t* c_smem,
                                                int64_t m0, int64_t n0, int t, int consumer,
-                                               bool first_tile) {
+                                               bool fresh) {
+  static_assert(kStaged == 2 || kStaged == 4, "two or four staged boxes");
+  constexpr int kPasses = 4 / kStaged;
   const int barrier_id = 1 + consumer;  // 0 is __syncthreads'
-  if (!first_tile) {
-    if (t == 0) sm90::bulk_wait_read<0>();
-    sm90::named_barrier_sync(barrier_id, 128);
-  }
   const T* bias = static_cast<const T*>(p.bias);
   const int row0 = 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
-  for (int j = 0; j < 32; ++j) {
-    const int col = 8 * j + 2 * (t % 4);
-    const int64_t n = n0 + col;
-    const float b0 = bias != nullptr && n < p.N ? Half<T>::to_float(bias[n]) : 0.f;
-    const float b1 = bias != nullptr && n + 1 < p.N ? Half<T>::to_float(bias[n + 1]) : 0.f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = row0 + 8 * h;
-      const int box = col / 64, in_box = col % 64;
-      const int chunk = (in_box / 8) ^ (row % 8);
-      uint8_t* dst = c_smem + box * kCBoxBytes + row * 128 + chunk * 16 + (in_box % 8) * 2;
-      *reinterpret_cast<typename Half<T>::Pair*>(dst) =
-          Half<T>::round_pair(apply_activation(p.act, acc[4 * j + 2 * h] + b0),
-                              apply_activation(p.act, acc[4 * j + 2 * h + 1] + b1));
+  for (int pass = 0; pass < kPasses; ++pass) {
+    if (!fresh || pass > 0) {
+      if (t == 0) sm90::bulk_wait_read<0>();
+      sm90::named_barrier_sync(barrier_id, 128);
     }
-  }
-  sm90::fence_proxy_async_smem();
-  sm90::named_barrier_sync(barrier_id, 128);
-  if (t == 0) {
 #pragma unroll
-    for (int box = 0; box < 4; ++box) {
-      sm90::tma_store_2d(map_out, static_cast<int32_t>(n0 + box * 64), static_cast<int32_t>(m0),
-                         c_smem + box * kCBoxBytes);
+    for (int jj = 0; jj < 32 / kPasses; ++jj) {
+      const int j = pass * (32 / kPasses) + jj;
+      const int col = 8 * j + 2 * (t % 4);
+      const int64_t n = n0 + col;
+      const float b0 = bias != nullptr && n < p.N ? Half<T>::to_float(bias[n]) : 0.f;
+      const float b1 = bias != nullptr && n + 1 < p.N ? Half<T>::to_float(bias[n + 1]) : 0.f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + 8 * h;
+        const int box = (col / 64) % kStaged, in_box = col % 64;
+        const int chunk = (in_box / 8) ^ (row % 8);
+        uint8_t* dst = c_smem + box * kCBoxBytes + row * 128 + chunk * 16 + (in_box % 8) * 2;
+        *reinterpret_cast<typename Half<T>::Pair*>(dst) =
+            Half<T>::round_pair(apply_activation(p.act, acc[4 * j + 2 * h] + b0),
+                                apply_activation(p.act, acc[4 * j + 2 * h + 1] + b1));
+      }
     }
-    sm90::bulk_commit();
+    sm90::fence_proxy_async_smem();
+    sm90::named_barrier_sync(barrier_id, 128);
+    if (t == 0) {
+#pragma unroll
+      for (int box = 0; box < kStaged; ++box) {
+        sm90::tma_store_2d(map_out, static_cast<int32_t>(n0 + (pass * kStaged + box) * 64),
+                           static_cast<int32_t>(m0), c_smem + box * kCBoxBytes);
+      }
+      sm90::bulk_commit();
+    }
   }
 }
 
@@ -209,15 +219,16 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
 // then free only when the consumers of both CTAs are done with it.
 // kClusterM = 1 is the plain kernel. The launcher sets the cluster shape
 // (kClusterM, 1, 1) at launch time.
-// kTmaStore: the epilogue through shared memory and TMA stores
-// (store_tile_tma; needs N % 8 == 0 for the output's tensor map), with 3
-// stages instead of 4 to make room.
-template <typename T, bool kBKMajor, int kClusterM, bool kTmaStore>
+// kStaged > 0: the epilogue through shared memory and TMA stores
+// (store_tile_tma; needs N % 8 == 0 for the output's tensor map) with
+// kStaged boxes of staging per consumer; 4 leaves room for 3 stages, 2 for 4.
+template <typename T, bool kBKMajor, int kClusterM, int kStaged>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_out, KernelArgs p) {
-  constexpr int kStages = stages_of<kTmaStore>();
+  constexpr int kStages = stages_of<kStaged>();
+  constexpr bool kTmaStore = kStaged > 0;
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
   extern __shared__ uint8_t smem_raw[];
@@ -361,7 +372,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm90::fence_accumulators(acc);
       release(prev_stage);
       if constexpr (kTmaStore) {
-        store_tile_tma<T>(p, &map_out, acc, c_smem + consumer * 4 * kCBoxBytes,
+        store_tile_tma<T, kStaged>(p, &map_out, acc, c_smem + consumer * kStaged * kCBoxBytes,
                           tm * kBlockM + consumer * 64, tn * kBlockN, t, consumer, first_tile);
       } else {
         store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);

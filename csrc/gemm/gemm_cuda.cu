@@ -189,13 +189,18 @@ void run_fp32_rung(const Rung& rung, const at::Tensor& a_in, const at::Tensor& b
 // multiple of 8 elements apart, as TMA reads them: `t` itself when it already
 // is, else a copy into a padded scratch (its padding is never read: the
 // tensor map's extent is the logical one).
-at::Tensor tma_ready(const at::Tensor& t) {
+at::Tensor tma_ready(const at::Tensor& t, cudaStream_t stream) {
   const int64_t rows = t.size(0), cols = t.size(1);
   const bool aligned = t.stride(1) == 1 && (rows == 1 || t.stride(0) % 8 == 0) &&
                        reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
   if (aligned) return t;
+  TORCH_INTERNAL_ASSERT(t.stride(1) == 1);
   const int64_t padded = (cols + 7) / 8 * 8;
-  return at::empty({rows, padded}, t.options()).narrow(1, 0, cols).copy_(t);
+  at::Tensor scratch = at::empty({rows, padded}, t.options());
+  launch_pad_rows(t.const_data_ptr(), rows == 1 ? cols : t.stride(0), scratch.mutable_data_ptr(),
+                  padded, rows, cols, stream);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return scratch.narrow(1, 0, cols);
 }
 
 // A tensor-core rung on a [M, K] @ b [K, N] (K >= 1) into out, bfloat16 /
@@ -217,8 +222,8 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   if (rung.launch == launch_gemm_wgmma) {
     // TMA needs 16-byte-aligned rows: re-lay the operands that break it
     // (e.g. K = 4095) once; the copy is part of the op's time.
-    a = tma_ready(a);
-    w = tma_ready(w);
+    a = tma_ready(a, stream);
+    w = tma_ready(w, stream);
   }
   // A single row's stride never steps: give it one TMA accepts (a multiple
   // of 8 elements, at least the row).

@@ -41,6 +41,22 @@ struct HalfGemmArgs {
 // that break it into an aligned scratch copy first.
 bool wgmma_operands_ok(const HalfGemmArgs& p);
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
+// The same with 2-CTA clusters sharing B through TMA multicast; for the
+// tuning harness until measured (benchmarks/tune/wgmma_configs.cu).
+void launch_gemm_wgmma_cluster2(const HalfGemmArgs& p, cudaStream_t stream);
+// ... with the epilogue through shared memory and TMA stores (plain and 2-CTA).
+void launch_gemm_wgmma_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
+// ... staging the output two boxes at a time, which leaves room for 4 stages.
+void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_cluster2_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream);
+
+// Copies rows x cols 2-byte elements (unit inner stride, rows src_stride
+// apart) into dst, rows dst_stride apart (a multiple of 8; dst 16-byte
+// aligned), zero-filling each row up to the next multiple of 8: the aligned
+// scratch the wgmma rung reads when an operand's rows break TMA's rule.
+void launch_pad_rows(const void* src, int64_t src_stride, void* dst, int64_t dst_stride,
+                     int64_t rows, int64_t cols, cudaStream_t stream);
 
 // Skinny M (decode shapes, M <= 64 is what it is tuned for; correct for any
 // M): the weights streamed once, tensor cores with swapped operands, split-K.

@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -60,18 +62,81 @@ CUtensorMap make_map(const void* base, HalfType dtype, int64_t rows, int64_t col
 
 bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-template <typename T, bool kBKMajor>
+template <typename T, bool kBKMajor, int kClusterM, int kStaged>
 void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   using namespace wgmma;
   const CUtensorMap map_a = make_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, kBlockM, kBlockK);
-  const CUtensorMap map_b = kBKMajor ? make_map(p.b, p.dtype, p.N, p.K, p.b_stride, kBlockN, kBlockK)
-                                     : make_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
-  const int64_t tiles = ((p.M + kBlockM - 1) / kBlockM) * ((p.N + kBlockN - 1) / kBlockN);
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sm_count()));
-  const auto kernel = gemm_wgmma_kernel<T, kBKMajor>;
+  // K-major W: each CTA of a cluster loads (and multicasts) 256 / kClusterM rows.
+  const CUtensorMap map_b =
+      kBKMajor ? make_map(p.b, p.dtype, p.N, p.K, p.b_stride, kBlockN / kClusterM, kBlockK)
+               : make_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
+  const int64_t unit_rows = ((p.M + kBlockM - 1) / kBlockM + kClusterM - 1) / kClusterM;
+  const int64_t units = unit_rows * ((p.N + kBlockN - 1) / kBlockN);
+  // The output as 64 x 64 boxes (only read with kStaged > 0; N % 8 == 0 then).
+  const CUtensorMap map_out = kStaged > 0 ? make_map(p.out, p.dtype, p.M, p.N, p.N, 64, 64) : map_a;
+  const auto kernel = gemm_wgmma_kernel<T, kBKMajor, kClusterM, kStaged>;
+  constexpr int kSmemBytes = smem_bytes_of<kStaged>();
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, args);
+  cudaLaunchConfig_t config = {};
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = kSmemBytes;
+  config.stream = stream;
+  cudaLaunchAttribute cluster = {};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = kClusterM;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  // A persistent grid must fit at once. Clusters are placed inside one GPC,
+  // and a GPC with an odd number of free SMs leaves one idle, so fewer than
+  // sm_count / 2 pairs may fit: ask the occupancy API rather than divide.
+  int64_t resident = sm_count() / kClusterM;
+  if constexpr (kClusterM > 1) {
+    static int fits = 0;  // per instantiation: same kernel, same answer
+    if (fits == 0) {
+      config.gridDim = dim3(static_cast<unsigned>(resident * kClusterM));
+      if (cudaOccupancyMaxActiveClusters(&fits, kernel, &config) != cudaSuccess || fits <= 0) {
+        cudaGetLastError();
+        fits = static_cast<int>(resident);
+      }
+      if (std::getenv("MEMOPT_WGMMA_VERBOSE") != nullptr) {
+        std::fprintf(stderr, "wgmma cluster %d staged %d: %d clusters resident of %lld wanted\n",
+                     kClusterM, kStaged, fits, static_cast<long long>(resident));
+      }
+    }
+    resident = fits;
+  }
+  const int64_t clusters = std::min<int64_t>(units, resident);
+  const unsigned grid = static_cast<unsigned>(clusters * kClusterM);
+  if constexpr (kClusterM == 1) {
+    kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, map_out, args);
+  } else {
+    config.gridDim = dim3(grid);
+    cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_out, args);
+  }
+}
+
+template <int kClusterM, int kStaged>
+void launch_clustered(const HalfGemmArgs& p, cudaStream_t stream) {
+  if (p.dtype == HalfType::bf16) {
+    p.b_k_major ? launch_typed<__nv_bfloat16, true, kClusterM, kStaged>(p, stream)
+                : launch_typed<__nv_bfloat16, false, kClusterM, kStaged>(p, stream);
+  } else {
+    p.b_k_major ? launch_typed<__half, true, kClusterM, kStaged>(p, stream)
+                : launch_typed<__half, false, kClusterM, kStaged>(p, stream);
+  }
+}
+
+// The output's tensor map needs rows a multiple of 16 bytes apart.
+template <int kClusterM, int kStaged>
+void launch_epilogue_tma(const HalfGemmArgs& p, cudaStream_t stream) {
+  if (p.N % 8 == 0) {
+    launch_clustered<kClusterM, kStaged>(p, stream);
+  } else {
+    launch_clustered<kClusterM, 0>(p, stream);
+  }
 }
 
 }  // namespace
@@ -85,12 +150,28 @@ bool wgmma_operands_ok(const HalfGemmArgs& p) {
 }
 
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream) {
-  if (p.dtype == HalfType::bf16) {
-    p.b_k_major ? launch_typed<__nv_bfloat16, true>(p, stream)
-                : launch_typed<__nv_bfloat16, false>(p, stream);
-  } else {
-    p.b_k_major ? launch_typed<__half, true>(p, stream) : launch_typed<__half, false>(p, stream);
-  }
+  launch_clustered<1, 0>(p, stream);
+}
+
+// Not yet measured: the 2-CTA multicast variant, built for benchmarks/tune/
+// (wgmma_configs.cu) to time beside the plain kernel before it replaces it.
+void launch_gemm_wgmma_cluster2(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_clustered<2, 0>(p, stream);
+}
+
+// Not yet measured: the epilogue through shared memory and TMA stores, alone
+// and with the 2-CTA clusters.
+void launch_gemm_wgmma_tma_store(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_epilogue_tma<1, 4>(p, stream);
+}
+void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_epilogue_tma<2, 4>(p, stream);
+}
+void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_epilogue_tma<1, 2>(p, stream);
+}
+void launch_gemm_wgmma_cluster2_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_epilogue_tma<2, 2>(p, stream);
 }
 
 }  // namespace memopt

@@ -66,6 +66,89 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       : "memory");
 }
 
+// ---- TMA stores (the epilogue through shared memory) ----
+// Writes the box at `src` (same swizzled layout as the loads) to coordinates
+// (c0, c1) of `map`; elements outside the tensor are dropped, so the tails
+// need no masks. Asynchronous: `src` may be reused only after
+// bulk_wait_read<0>.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int32_t c0, int32_t c1,
+                                             const void* src) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(c0), "r"(c1), "r"(smem_addr(src))
+      : "memory");
+}
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// The shared-memory sources of all but kPending committed stores are read.
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+// All but kPending committed stores are complete (written to global memory).
+template <int kPending>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+// Orders this thread's ordinary shared-memory stores before the async proxy
+// (TMA) reads them.
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// A barrier among `count` threads (whole warps) under hardware barrier `id`
+// (0 is __syncthreads').
+__device__ __forceinline__ void named_barrier_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// ---- clusters (2 CTAs sharing an operand through TMA multicast) ----
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+
+// Every thread of every CTA of the cluster: barriers initialized before any
+// peer may signal them, and no CTA exits while a peer may still write into it.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;\n" ::
+          : "memory");
+}
+
+// Arrives on the barrier at the same shared-memory offset as `bar` in CTA
+// `cta` of the cluster (this CTA included). Default semantics (release at CTA
+// scope), as CUTLASS's ClusterBarrier does: the arrival only says "done
+// reading this stage" (wgmma reads through the async proxy and has completed),
+// so nothing needs publishing to the peer. `.release.cluster` made every
+// arrival a cluster-scope fence: ncu showed membar stalls of 8.4 per issued
+// instruction and the 2-CTA kernel ran at 0.55x cuBLAS (H200, 4096^3).
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(smem_addr(bar)),
+      "r"(cta)
+      : "memory");
+}
+
+// tma_load_2d into the same offset of every CTA in `cta_mask`, completing
+// bytes on the barrier at `bar`'s offset in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map,
+                                                      int32_t c0, int32_t c1, uint64_t* bar,
+                                                      uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
+      : "memory");
+}
+
 // ---- wgmma ----
 // Shared-memory matrix descriptor, 128-byte swizzle (mode 1 in bits 62-63):
 // start address, leading-dimension and stride-dimension byte offsets, each in

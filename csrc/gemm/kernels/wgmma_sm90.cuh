@@ -56,6 +56,19 @@ constexpr int kTileBBytes = kBlockN * kBlockK * kElemBytes;  // 32 KB
 constexpr int kStageBytes = kTileABytes + kTileBBytes;
 // + 1 KB to align the stages to 1024 bytes (the 128-byte swizzle's atom).
 constexpr int kSmemBytes = kStages * kStageBytes + 1024;
+// With the epilogue through shared memory, each consumer stages its 64 x 256
+// outputs for TMA stores as 64 x 64 boxes swizzled like the loads: all four
+// at once (32 KB; 3 stages then fit) or two at a time (16 KB, written in two
+// halves; 4 stages fit). kStaged = 0 is the epilogue straight from registers.
+constexpr int kCBoxBytes = 64 * 64 * kElemBytes;           // 8 KB
+template <int kStaged>
+constexpr int stages_of() { return kStaged == 4 ? 3 : kStages; }
+template <int kStaged>
+constexpr int smem_bytes_of() {
+  return stages_of<kStaged>() * kStageBytes + kConsumers * kStaged * kCBoxBytes + 1024;
+}
+static_assert(smem_bytes_of<4>() <= 227 * 1024, "3 stages + four staged boxes fit");
+static_assert(smem_bytes_of<2>() <= 227 * 1024, "4 stages + two staged boxes fit");
 static_assert(kBlockK * kElemBytes == 128, "a k-tile row is one 128-byte swizzle row");
 static_assert(kBlockM == 64 * kConsumers, "each consumer warpgroup owns 64 rows (m64 wgmma)");
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536,
@@ -143,10 +156,81 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&ac
   }
 }
 
-template <typename T, bool kBKMajor>
+// The epilogue through shared memory: bias and activation in fp32, rounded,
+// written into this consumer's swizzled 64 x 64 boxes (16-byte chunk index
+// XOR row % 8: the 8 rows a warp writes land in 8 different bank groups),
+// then one thread stores the boxes with TMA, which drops what lies past M or
+// N. With kStaged = 4 the whole 64 x 256 goes out at once and the consumer
+// goes on to its next tile while the stores drain; with kStaged = 2 it goes
+// out in two halves of 128 columns, the second waiting until TMA has read the
+// first out of shared memory. A box is written again only after its last
+// store has read it (`fresh`: nothing of this consumer's is pending yet).
+template <typename T, int kStaged>
+__device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtensorMap* map_out,
+                                               const float (&acc)[128], uint8_t* c_smem,
+                                               int64_t m0, int64_t n0, int t, int consumer,
+                                               bool fresh) {
+  static_assert(kStaged == 2 || kStaged == 4, "two or four staged boxes");
+  constexpr int kPasses = 4 / kStaged;
+  const int barrier_id = 1 + consumer;  // 0 is __syncthreads'
+  const T* bias = static_cast<const T*>(p.bias);
+  const int row0 = 16 * (t / 32) + (t % 32) / 4;
+#pragma unroll
+  for (int pass = 0; pass < kPasses; ++pass) {
+    if (!fresh || pass > 0) {
+      if (t == 0) sm90::bulk_wait_read<0>();
+      sm90::named_barrier_sync(barrier_id, 128);
+    }
+#pragma unroll
+    for (int jj = 0; jj < 32 / kPasses; ++jj) {
+      const int j = pass * (32 / kPasses) + jj;
+      const int col = 8 * j + 2 * (t % 4);
+      const int64_t n = n0 + col;
+      const float b0 = bias != nullptr && n < p.N ? Half<T>::to_float(bias[n]) : 0.f;
+      const float b1 = bias != nullptr && n + 1 < p.N ? Half<T>::to_float(bias[n + 1]) : 0.f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + 8 * h;
+        const int box = (col / 64) % kStaged, in_box = col % 64;
+        const int chunk = (in_box / 8) ^ (row % 8);
+        uint8_t* dst = c_smem + box * kCBoxBytes + row * 128 + chunk * 16 + (in_box % 8) * 2;
+        *reinterpret_cast<typename Half<T>::Pair*>(dst) =
+            Half<T>::round_pair(apply_activation(p.act, acc[4 * j + 2 * h] + b0),
+                                apply_activation(p.act, acc[4 * j + 2 * h + 1] + b1));
+      }
+    }
+    sm90::fence_proxy_async_smem();
+    sm90::named_barrier_sync(barrier_id, 128);
+    if (t == 0) {
+#pragma unroll
+      for (int box = 0; box < kStaged; ++box) {
+        sm90::tma_store_2d(map_out, static_cast<int32_t>(n0 + (pass * kStaged + box) * 64),
+                           static_cast<int32_t>(m0), c_smem + box * kCBoxBytes);
+      }
+      sm90::bulk_commit();
+    }
+  }
+}
+
+// kClusterM = 2: the two CTAs of a cluster own vertically adjacent tiles of
+// one tile-column, so they need the same B tile; each loads half of it and
+// TMA multicasts that half into both, halving B's L2 -> SM traffic (at 700
+// TFLOP/s every SM pulls ~8 TB/s of tiles out of L2 in total). A stage is
+// then free only when the consumers of both CTAs are done with it.
+// kClusterM = 1 is the plain kernel. The launcher sets the cluster shape
+// (kClusterM, 1, 1) at launch time.
+// kStaged > 0: the epilogue through shared memory and TMA stores
+// (store_tile_tma; needs N % 8 == 0 for the output's tensor map) with
+// kStaged boxes of staging per consumer; 4 leaves room for 3 stages, 2 for 4.
+template <typename T, bool kBKMajor, int kClusterM, int kStaged>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
-                      const __grid_constant__ CUtensorMap map_b, KernelArgs p) {
+                      const __grid_constant__ CUtensorMap map_b,
+                      const __grid_constant__ CUtensorMap map_out, KernelArgs p) {
+  constexpr int kStages = stages_of<kStaged>();
+  constexpr bool kTmaStore = kStaged > 0;
+  static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint64_t full[kStages], empty[kStages];
   // Stages start on a 1024-byte boundary: the swizzle pattern of TMA and of
@@ -155,44 +239,80 @@ __global__ void __launch_bounds__(kThreads, 1)
       (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const auto tile_a = [&](int s) { return smem + s * kStageBytes; };
   const auto tile_b = [&](int s) { return smem + s * kStageBytes + kTileABytes; };
+  uint8_t* const c_smem = smem + kStages * kStageBytes;  // kTmaStore only
 
   const int warpgroup = threadIdx.x / 128;
+  const uint32_t rank = kClusterM > 1 ? sm90::cluster_rank() : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      sm90::mbar_init(&full[s], 1);            // the producer's arrive + the TMA bytes
-      sm90::mbar_init(&empty[s], kConsumers * 4);  // one arrival per consumer warp
+      sm90::mbar_init(&full[s], 1);  // the producer's arrive + the TMA bytes
+      // One arrival per consumer warp of every CTA whose tiles the stage feeds.
+      sm90::mbar_init(&empty[s], kConsumers * 4 * kClusterM);
     }
     sm90::mbar_fence_init();
   }
-  __syncthreads();
+  if constexpr (kClusterM > 1) {
+    sm90::cluster_sync();
+  } else {
+    __syncthreads();
+  }
 
+  // Work comes in units of kClusterM vertically adjacent tiles, one per CTA
+  // of a cluster; with kClusterM = 1 a unit is a tile.
   const int64_t tiles_m = (p.M + kBlockM - 1) / kBlockM;
   const int64_t tiles_n = (p.N + kBlockN - 1) / kBlockN;
-  const int64_t num_tiles = tiles_m * tiles_n;
+  const int64_t unit_rows = (tiles_m + kClusterM - 1) / kClusterM;
+  const int64_t num_units = unit_rows * tiles_n;
+  const int64_t first_unit = blockIdx.x / kClusterM, unit_step = gridDim.x / kClusterM;
   const int k_tiles = static_cast<int>((p.K + kBlockK - 1) / kBlockK);
+  const auto tile_of = [&](int64_t unit, int64_t& tm, int64_t& tn) {
+    int64_t um;
+    grouped_tile(unit, unit_rows, tiles_n, um, tn);
+    tm = um * kClusterM + rank;  // past tiles_m for a lone last row: zeros, stores masked
+  };
 
   if (warpgroup == 0) {
     sm90::setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int64_t id = blockIdx.x; id < num_tiles; id += gridDim.x) {
+      for (int64_t unit = first_unit; unit < num_units; unit += unit_step) {
         int64_t tm, tn;
-        grouped_tile(id, tiles_m, tiles_n, tm, tn);
+        tile_of(unit, tm, tn);
         const int32_t m0 = static_cast<int32_t>(tm * kBlockM);
         const int32_t n0 = static_cast<int32_t>(tn * kBlockN);
         for (int kt = 0; kt < k_tiles; ++kt) {
           sm90::mbar_wait(&empty[stage], phase ^ 1);
+          // A (own) + all of B (this CTA's half and the peer's) land here.
           sm90::mbar_arrive_expect_tx(&full[stage], kStageBytes);
           const int32_t k0 = kt * kBlockK;
           sm90::tma_load_2d(tile_a(stage), &map_a, k0, m0, &full[stage]);
-          if constexpr (kBKMajor) {
-            sm90::tma_load_2d(tile_b(stage), &map_b, k0, n0, &full[stage]);
-          } else {
+          if constexpr (kClusterM == 1) {
+            if constexpr (kBKMajor) {
+              sm90::tma_load_2d(tile_b(stage), &map_b, k0, n0, &full[stage]);
+            } else {
 #pragma unroll
-            for (int box = 0; box < kBlockN / kBoxN; ++box) {
-              sm90::tma_load_2d(tile_b(stage) + box * kBoxBytes, &map_b, n0 + box * kBoxN, k0,
-                                &full[stage]);
+              for (int box = 0; box < kBlockN / kBoxN; ++box) {
+                sm90::tma_load_2d(tile_b(stage) + box * kBoxBytes, &map_b, n0 + box * kBoxN, k0,
+                                  &full[stage]);
+              }
+            }
+          } else {
+            constexpr uint16_t kAll = (1u << kClusterM) - 1;
+            if constexpr (kBKMajor) {
+              // The map's box is kBlockN / kClusterM rows of W.
+              constexpr int kRows = kBlockN / kClusterM;
+              sm90::tma_load_2d_multicast(tile_b(stage) + rank * kRows * 128, &map_b, k0,
+                                          n0 + static_cast<int32_t>(rank) * kRows, &full[stage],
+                                          kAll);
+            } else {
+              constexpr int kBoxes = kBlockN / kBoxN / kClusterM;
+#pragma unroll
+              for (int j = 0; j < kBoxes; ++j) {
+                const int box = static_cast<int>(rank) * kBoxes + j;
+                sm90::tma_load_2d_multicast(tile_b(stage) + box * kBoxBytes, &map_b,
+                                            n0 + box * kBoxN, k0, &full[stage], kAll);
+              }
             }
           }
           if (++stage == kStages) stage = 0, phase ^= 1;
@@ -203,12 +323,23 @@ __global__ void __launch_bounds__(kThreads, 1)
     sm90::setmaxnreg_inc<kConsumerRegs>();
     const int consumer = warpgroup - 1;
     const int t = threadIdx.x % 128;
+    // Frees `stage` in every CTA the stage's B came from.
+    const auto release = [&](int stage) {
+      if (t % 32 != 0) return;
+      if constexpr (kClusterM == 1) {
+        sm90::mbar_arrive(&empty[stage]);
+      } else {
+#pragma unroll
+        for (uint32_t cta = 0; cta < kClusterM; ++cta) sm90::mbar_arrive_cluster(&empty[stage], cta);
+      }
+    };
     float acc[128];
     int stage = 0;
     uint32_t phase = 0;
-    for (int64_t id = blockIdx.x; id < num_tiles; id += gridDim.x) {
+    bool first_tile = true;
+    for (int64_t unit = first_unit; unit < num_units; unit += unit_step) {
       int64_t tm, tn;
-      grouped_tile(id, tiles_m, tiles_n, tm, tn);
+      tile_of(unit, tm, tn);
       int prev_stage = -1;
       for (int kt = 0; kt < k_tiles; ++kt) {
         sm90::mbar_wait(&full[stage], phase);
@@ -233,16 +364,27 @@ __global__ void __launch_bounds__(kThreads, 1)
         // consumer warp has passed it.
         sm90::wgmma_wait<1>();
         sm90::fence_accumulators(acc);
-        if (prev_stage >= 0 && t % 32 == 0) sm90::mbar_arrive(&empty[prev_stage]);
+        if (prev_stage >= 0) release(prev_stage);
         prev_stage = stage;
         if (++stage == kStages) stage = 0, phase ^= 1;
       }
       sm90::wgmma_wait<0>();
       sm90::fence_accumulators(acc);
-      if (t % 32 == 0) sm90::mbar_arrive(&empty[prev_stage]);
-      store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
+      release(prev_stage);
+      if constexpr (kTmaStore) {
+        store_tile_tma<T, kStaged>(p, &map_out, acc, c_smem + consumer * kStaged * kCBoxBytes,
+                          tm * kBlockM + consumer * 64, tn * kBlockN, t, consumer, first_tile);
+      } else {
+        store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
+      }
+      first_tile = false;
     }
+    // The last stores must be complete before the grid ends.
+    if (kTmaStore && t == 0) sm90::bulk_wait<0>();
   }
+  // A peer may still multicast into this CTA or arrive on its barriers until
+  // its own last k-tile: no CTA of a cluster leaves before all are done.
+  if constexpr (kClusterM > 1) sm90::cluster_sync();
 }
 
 }  // namespace wgmma

@@ -1,0 +1,123 @@
+"""Check and time the wgmma rung's variants beside cuBLAS, on one Hopper GPU.
+
+    python benchmarks/tune/tune_wgmma.py --library /tmp/wgmma_tune.so [--out tune.json]
+
+The library is benchmarks/tune/wgmma_configs.cu built with plain nvcc (its header
+gives the command). Every variant is first checked against float64 on fresh random
+inputs (tile-aligned and tail shapes, both B layouts, bf16 and fp16, bias + gelu),
+and run twice on the same inputs (a moving result is a race); a variant that fails
+is never timed. Then 4096^3 and 8192^3 in both layouts, bf16, with
+triton.testing.do_bench (median, L2 flushed), cuBLAS (torch.mm) in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+GELU = 2  # memopt::Activation::gelu
+CHECK_SHAPES = [(128, 256, 64), (256, 512, 128), (130, 300, 200), (520, 1000, 1000),
+                (2048, 2048, 2048)]
+
+
+def load(path: str) -> ctypes.CDLL:
+    lib = ctypes.CDLL(path)
+    lib.memopt_tune_name.restype = ctypes.c_char_p
+    lib.memopt_tune_run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_long, ctypes.c_void_p,
+                                    ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_int,
+                                    ctypes.c_int, ctypes.c_void_p]
+    return lib
+
+
+def runner(lib, config: int):
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+    def run(a, b, k_major, bias, act, out):
+        M, K = a.shape
+        N = b.shape[0] if k_major else b.shape[1]
+        return lib.memopt_tune_run(config, a.data_ptr(), a.stride(0), b.data_ptr(), b.stride(0),
+                                   int(k_major), bias.data_ptr() if bias is not None else None,
+                                   out.data_ptr(), M, N, K, act,
+                                   int(a.dtype == torch.bfloat16), stream)
+    return run
+
+
+def check(run) -> list[str]:
+    """Failures of one variant over the check shapes; empty when it is right."""
+    failures = []
+    for dtype, tol in ((torch.bfloat16, 1e-2), (torch.float16, 5e-3)):
+        for M, N, K in CHECK_SHAPES:
+            for k_major in (True, False):
+                a = torch.randn(M, K, device="cuda", dtype=dtype)
+                b = torch.randn(N, K, device="cuda", dtype=dtype) if k_major else \
+                    torch.randn(K, N, device="cuda", dtype=dtype)
+                bias = torch.randn(N, device="cuda", dtype=dtype)
+                out = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+                rc = run(a, b, k_major, bias, GELU, out)
+                if rc == -2:
+                    continue  # TMA cannot read these rows: the op copies them first
+                again = torch.empty_like(out)
+                run(a, b, k_major, bias, GELU, again)
+                torch.cuda.synchronize()
+                ref = F.gelu(a.double() @ (b.double().t() if k_major else b.double()) + bias.double())
+                err = ((out.double() - ref).norm() / ref.norm()).item()
+                name = f"{str(dtype)[6:]} {M}x{N}x{K} {'W [N,K]' if k_major else 'b [K,N]'}"
+                if rc != 0 or not err < tol:
+                    failures.append(f"{name}: rc {rc}, relative error {err:.2e}")
+                elif not torch.equal(out, again):
+                    failures.append(f"{name}: two runs differ (a race)")
+    return failures
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--library", required=True)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    from triton.testing import do_bench
+
+    lib = load(args.library)
+    names = [lib.memopt_tune_name(i).decode() for i in range(lib.memopt_tune_count())]
+    records = []
+    correct = []
+    for i, name in enumerate(names):
+        failures = check(runner(lib, i))
+        correct.append(not failures)
+        print(f"{name}: {'correct' if not failures else 'WRONG'}", flush=True)
+        for line in failures[:8]:
+            print(f"  {line}", flush=True)
+    for n in (4096, 8192):
+        flop = 2 * n ** 3
+        for k_major in (True, False):
+            a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+            b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+            out = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+            peer = (lambda: torch.mm(a, b.t())) if k_major else (lambda: torch.mm(a, b))
+            cublas_ms = do_bench(peer, return_mode="median")
+            for i, name in enumerate(names):
+                if not correct[i]:
+                    continue
+                run = runner(lib, i)
+                ms = do_bench(lambda: run(a, b, k_major, None, 0, out), return_mode="median")
+                rec = {"size": n, "layout": "W [N,K]" if k_major else "b [K,N]", "variant": name,
+                       "ms": ms, "tflops": flop / ms / 1e9, "cublas_ms": cublas_ms,
+                       "vs_cublas": cublas_ms / ms}
+                records.append(rec)
+                print(f"{n}^3 {rec['layout']:8s} {name:24s} {rec['tflops']:6.0f} TFLOP/s  "
+                      f"cuBLAS {flop / cublas_ms / 1e9:6.0f}  {rec['vs_cublas']:.3f}x", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(),
+                                              "torch": torch.__version__, "correct": dict(zip(names, correct)),
+                                              "records": records}, indent=1))
+    return 0 if all(correct) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

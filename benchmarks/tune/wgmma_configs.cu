@@ -1,0 +1,44 @@
+// The wgmma rung's variants side by side, built outside torch (plain nvcc,
+// about a minute) into a shared library that tune_wgmma.py loads with ctypes
+// and times beside cuBLAS:
+//
+//   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr \
+//        -Icsrc -shared -Xcompiler -fPIC csrc/gemm/wgmma_sm90.cu \
+//        benchmarks/tune/wgmma_configs.cu -o /tmp/wgmma_tune.so
+#include "gemm/half_gemm.h"
+
+namespace {
+
+using memopt::HalfGemmArgs;
+using Launcher = void (*)(const HalfGemmArgs&, cudaStream_t);
+constexpr Launcher kConfigs[] = {memopt::launch_gemm_wgmma, memopt::launch_gemm_wgmma_cluster2,
+                                 memopt::launch_gemm_wgmma_tma_store,
+                                 memopt::launch_gemm_wgmma_cluster2_tma_store,
+                                 memopt::launch_gemm_wgmma_tma_store_4stage,
+                                 memopt::launch_gemm_wgmma_cluster2_tma_store_4stage};
+const char* const kNames[] = {"wgmma", "wgmma 2-CTA multicast", "wgmma TMA-store epilogue",
+                              "wgmma 2-CTA + TMA store",
+                              "wgmma TMA store, 4 stages", "wgmma 2-CTA + TMA store, 4 stages"};
+
+}  // namespace
+
+extern "C" {
+
+int memopt_tune_count() { return sizeof(kConfigs) / sizeof(kConfigs[0]); }
+
+const char* memopt_tune_name(int i) { return kNames[i]; }
+
+// out [M, N] = act(a [M, K] @ B + bias): B is W [N, K] when k_major, else
+// b [K, N]; row strides in elements. -2: operands TMA cannot read.
+int memopt_tune_run(int i, const void* a, long a_stride, const void* b, long b_stride, int k_major,
+                    const void* bias, void* out, long M, long N, long K, int act, int bf16,
+                    void* stream) {
+  const HalfGemmArgs p{a, a_stride, b, b_stride, k_major != 0, bias, out, M, N, K,
+                       static_cast<memopt::Activation>(act),
+                       bf16 ? memopt::HalfType::bf16 : memopt::HalfType::fp16};
+  if (!memopt::wgmma_operands_ok(p)) return -2;
+  kConfigs[i](p, static_cast<cudaStream_t>(stream));
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // extern "C"

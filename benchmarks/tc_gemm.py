@@ -7,8 +7,8 @@ applies) beside cuBLAS, bfloat16 and float16, in one process, on the same inputs
 Shapes (M×N×K): 4096³ and 8192³ (gemm: ``torch.mm(a [M, K], b [K, N])``); 8192×4096×4096
 and 8192×11008×4096 as linear with a bias (``F.linear(x, w [N, K], bias)``); 4095³ and
 4097×4096×4100 (gemm, odd); M in {1, 8, 16, 64} with N = K = 4096 and N = 11008,
-K = 4096 (linear, no bias). Rungs: ``wgmma`` above M = 64, ``gemv`` at or below it,
-``mma`` everywhere; one missing from ``torch_memopt.variants`` is recorded as skipped.
+K = 4096 (linear, no bias). Rungs: ``wgmma`` above M = 64, ``splitk`` and ``gemv`` at
+or below it, ``mma`` everywhere; one missing from ``torch_memopt.variants`` is recorded as skipped.
 
 Each call is checked once (relative Frobenius error against float64, or for M > 256
 against fp32 ``torch.mm`` on 256 sampled rows; 1e-2 for bf16, 5e-3 for fp16), then

@@ -34,7 +34,7 @@ from tc_gemm import cases as tc_cases  # noqa: E402
 from tc_gemm import measure as tc_measure  # noqa: E402
 from tc_gemm import report as tc_report  # noqa: E402
 
-HALF_RUNGS = ["mma", "wgmma", "gemv"]
+HALF_RUNGS = ["mma", "wgmma", "gemv", "splitk"]
 RUNGS = [*HALF_RUNGS, "auto"]
 DTYPES = [pytest.param(torch.bfloat16, id="bfloat16"), pytest.param(torch.float16, id="float16")]
 TOLERANCE = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
@@ -63,7 +63,7 @@ SHAPES = [
 # Decode shapes: LLaMA-7B projections at batch 1..64. 4096- and 11008-wide weights:
 # run on the rungs meant for them only (mma is for M > 64).
 DECODE_SHAPES = [(m, n, 4096) for n in (4096, 11008) for m in (1, 8, 16, 64)]
-DECODE_RUNGS = {"wgmma", "gemv", "auto"}
+DECODE_RUNGS = {"wgmma", "gemv", "splitk", "auto"}
 
 
 def cuda_test(fn):
@@ -77,8 +77,8 @@ def require(rung):
     if capability < (8, 0):
         pytest.skip(f"the tensor-core rungs need sm_80 or newer; this GPU is "
                     f"{capability[0]}.{capability[1]}")
-    if rung == "wgmma" and capability != (9, 0):
-        pytest.skip(f"wgmma is Hopper-only (compute capability 9.0); this GPU is "
+    if rung in ("wgmma", "splitk") and capability != (9, 0):
+        pytest.skip(f"{rung} is Hopper-only (compute capability 9.0); this GPU is "
                     f"{capability[0]}.{capability[1]}")
 
 
@@ -112,11 +112,11 @@ def test_half_rungs_are_listed_for_this_gpu():
         assert names[0] == "auto", names
         half = [v for v in names if v in HALF_RUNGS]
         if capability == (9, 0):
-            assert half == ["mma", "wgmma", "gemv"], names
+            assert half == ["mma", "wgmma", "gemv", "splitk"], names
         elif capability >= (8, 0):
             assert half == ["mma", "gemv"], names
         else:
-            assert "wgmma" not in names, names
+            assert "wgmma" not in names and "splitk" not in names, names
 
 
 @cuda_test
@@ -285,14 +285,17 @@ def test_fp32_rungs_refuse_half_dtypes(dtype):
 
 @cuda_test
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_auto_takes_gemv_up_to_m_64_and_the_wide_rung_above(dtype):
-    """auto = gemv at M <= 64, else wgmma on compute capability 9.0 and mma elsewhere;
-    for linear, M counts every leading dim. Each rung is deterministic (below), so the
-    pick shows as a bit-identical output."""
+def test_auto_takes_the_decode_rung_up_to_m_64_and_the_wide_rung_above(dtype):
+    """auto at M <= 64: splitk on compute capability 9.0 when TMA reads the operands as
+    they are, else gemv; above: wgmma on 9.0, mma elsewhere. For linear, M counts every
+    leading dim. Each rung is deterministic (below), so the pick shows as a bit-identical
+    output."""
     require("auto")
-    wide = "wgmma" if torch.cuda.get_device_capability() == (9, 0) else "mma"
+    hopper = torch.cuda.get_device_capability() == (9, 0)
+    wide = "wgmma" if hopper else "mma"
+    skinny = "splitk" if hopper else "gemv"
     b, weight = randn(256, 384, dtype=dtype), randn(384, 256, dtype=dtype)
-    for lead, expected in [((1,), "gemv"), ((64,), "gemv"), ((4, 16), "gemv"),
+    for lead, expected in [((1,), skinny), ((64,), skinny), ((4, 16), skinny),
                            ((65,), wide), ((300,), wide), ((5, 13), wide)]:
         x = randn(*lead, 256, dtype=dtype)
         assert torch.equal(torch_memopt.linear(x, weight),
@@ -300,12 +303,17 @@ def test_auto_takes_gemv_up_to_m_64_and_the_wide_rung_above(dtype):
         if len(lead) == 1:
             assert torch.equal(torch_memopt.gemm(x, b),
                                torch_memopt.gemm(x, b, variant=expected)), f"gemm {lead}"
+    # K = 255: rows 510 bytes apart break TMA's 16-byte rule; the decode pick is gemv.
+    x, weight = randn(8, 255, dtype=dtype), randn(384, 255, dtype=dtype)
+    assert torch.equal(torch_memopt.linear(x, weight), torch_memopt.linear(x, weight, variant="gemv"))
 
 
 DETERMINISM_SHAPES = {
     "wgmma": [(2048, 2048, 2048), (1000, 1001, 4104)],
     "mma": [(2048, 2048, 2048), (1000, 1001, 4104)],
     "gemv": [(1, 11008, 4096), (16, 4096, 4096), (64, 4096, 4096), (7, 1001, 4104)],
+    "splitk": [(1, 11008, 4096), (16, 4096, 4096), (64, 4096, 4096), (7, 1001, 4104),
+               (100, 1000, 4096)],
 }
 
 
@@ -397,9 +405,11 @@ def test_plan_takes_the_rungs_that_apply_and_skips_the_missing_ones():
     assert tc_cases.plan_variants(big, available) == [("auto", None), ("wgmma", None), ("mma", None)]
     skinny = tc_cases.Case("skinny", "linear", 64, 4096, 4096)
     plan = dict(tc_cases.plan_variants(skinny, available))
-    assert list(plan) == ["auto", "gemv", "mma"] and plan["auto"] is None and plan["mma"] is None
-    assert plan["gemv"] == ("'gemv' is not in torch_memopt.variants('linear', 'cuda') "
-                            "on this build and GPU")
+    assert list(plan) == ["auto", "splitk", "gemv", "mma"]
+    assert plan["auto"] is None and plan["mma"] is None
+    for rung in ("splitk", "gemv"):
+        assert plan[rung] == (f"'{rung}' is not in torch_memopt.variants('linear', 'cuda') "
+                              "on this build and GPU")
     assert list(dict(tc_cases.plan_variants(tc_cases.Case("skinny", "linear", 65, 8, 8), available))) \
         == ["auto", "wgmma", "mma"]
 
@@ -501,7 +511,7 @@ def test_measure_case_checks_times_and_relates_every_call():
 def test_measure_case_reports_weight_bandwidth_and_skips_a_missing_rung():
     available = {"gemm": ["auto", "mma"], "linear": ["auto", "mma"]}
     records = {r["variant"]: r for r in fake_run(DECODE, "float16", available)}
-    assert list(records) == ["cublas", "auto", "gemv", "mma"]
+    assert list(records) == ["cublas", "auto", "splitk", "gemv", "mma"]
     auto, gemv = records["auto"], records["gemv"]
     assert auto["reference"] == "float64" and auto["correct"] is True
     assert auto["weight_gbps"] == pytest.approx(2 * 96 * 64 / 1.6e-3 / 1e9)
@@ -544,16 +554,16 @@ def test_summary_table_puts_the_target_and_verdict_beside_each_shape():
                                                            "linear": ["auto", "mma"]})
     headers, rows = tc_report.summary_table(records)
     assert headers == ["dtype", "shape", "layout", "cuBLAS TFLOP/s", "auto TFLOP/s", "auto ×",
-                       "auto × Timer", "mma ×", "wgmma ×", "gemv ×", "weight GB/s", "% copy",
-                       "% copy, clean L2", "target", "result"]
+                       "auto × Timer", "mma ×", "wgmma ×", "gemv ×", "splitk ×", "weight GB/s",
+                       "% copy", "% copy, clean L2", "target", "result"]
     big, decode = rows
     assert big[:3] == ["bfloat16", "300×40×24", "gemm"]
-    assert big[5:10] == ["1.25×", "1.25×", "WRONG", "error", "—"]
-    assert big[10:] == ["—", "—", "—", "≥ 3.00×", "MISS"]
+    assert big[5:11] == ["1.25×", "1.25×", "WRONG", "error", "—", "—"]
+    assert big[11:] == ["—", "—", "—", "≥ 3.00×", "MISS"]
     assert decode[1:3] == ["1×96×64", "linear"]
-    assert decode[7:10] == ["WRONG", "—", "skip"]
-    assert decode[11].endswith("%") and decode[12].endswith("%")
-    assert decode[13:] == ["≥ 1.30×, ≥ 80% copy", "MISS"]
+    assert decode[7:11] == ["WRONG", "—", "skip", "skip"]
+    assert decode[12].endswith("%") and decode[13].endswith("%")
+    assert decode[14:] == ["≥ 1.30×, ≥ 80% copy", "MISS"]
     assert tc_report.acceptance_counts(records) == {"PASS": 0, "MISS": 2, "WRONG": 0,
                                                     "not measured": 0}
 

@@ -8,9 +8,11 @@ from typing import Iterable, Mapping
 
 CUBLAS = "cublas"
 AUTO = "auto"
-# The half-precision rungs in ladder order (csrc/gemm: mma.sync, wgmma_sm90, gemv).
-HALF_RUNGS = ("mma", "wgmma", "gemv")
-# auto takes gemv at or below this M (decode shapes), the wide rungs above it.
+# The half-precision rungs in ladder order (csrc/gemm: mma.sync, wgmma_sm90, gemv,
+# splitk_sm90).
+HALF_RUNGS = ("mma", "wgmma", "gemv", "splitk")
+# auto takes splitk (Hopper) or gemv at or below this M (decode shapes), the wide
+# rungs above it.
 SKINNY_MAX_M = 64
 ELEMENT_BYTES = 2  # bfloat16 and float16
 
@@ -109,8 +111,9 @@ class Case:
 
     @property
     def rungs(self) -> tuple[str, ...]:
-        """``auto`` and the rungs that apply: gemv at decode shapes, wgmma above them, mma at all."""
-        return (AUTO, "gemv" if self.skinny else "wgmma", "mma")
+        """``auto`` and the rungs that apply: splitk and gemv at decode shapes, wgmma above
+        them, mma at all."""
+        return (AUTO, "splitk", "gemv", "mma") if self.skinny else (AUTO, "wgmma", "mma")
 
     def shape(self) -> dict[str, int]:
         return {"M": self.M, "N": self.N, "K": self.K}

@@ -11,8 +11,8 @@ mkdir -p "$OUT"
 # A library built beforehand on a machine without a GPU (carried in) saves
 # the minute of nvcc: WGMMA_TUNE_LIB=path.
 LIB=${WGMMA_TUNE_LIB:-/tmp/wgmma_tune.so}
-[ -f "$LIB" ] || nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr -Icsrc \
-  -shared -Xcompiler -fPIC csrc/gemm/wgmma_sm90.cu benchmarks/tune/wgmma_configs.cu -o "$LIB" \
+[ -f "$LIB" ] || nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr -DMEMOPT_WGMMA_TUNING_VARIANTS -Icsrc \
+  -shared -Xcompiler -fPIC csrc/gemm/wgmma_sm90.cu csrc/gemm/splitk_sm90.cu csrc/gemm/tma_map.cu benchmarks/tune/wgmma_configs.cu -o "$LIB" \
   > "$OUT/nvcc.log" 2>&1 || { echo "nvcc failed"; tail -20 "$OUT/nvcc.log"; exit 1; }
 timeout 300 python3 benchmarks/tune/tune_wgmma.py --library "$LIB" --out "$OUT/tune_wgmma.json" \
   > "$OUT/tune_wgmma.txt" 2>&1

@@ -2,8 +2,8 @@
 // about a minute) into a shared library that tune_wgmma.py loads with ctypes
 // and times beside cuBLAS:
 //
-//   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr \
-//        -Icsrc -shared -Xcompiler -fPIC csrc/gemm/wgmma_sm90.cu \
+//   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr -DMEMOPT_WGMMA_TUNING_VARIANTS \
+//        -Icsrc -shared -Xcompiler -fPIC csrc/gemm/wgmma_sm90.cu csrc/gemm/splitk_sm90.cu csrc/gemm/tma_map.cu \
 //        benchmarks/tune/wgmma_configs.cu -o /tmp/wgmma_tune.so
 #include "gemm/half_gemm.h"
 
@@ -11,14 +11,11 @@ namespace {
 
 using memopt::HalfGemmArgs;
 using Launcher = void (*)(const HalfGemmArgs&, cudaStream_t);
-constexpr Launcher kConfigs[] = {memopt::launch_gemm_wgmma, memopt::launch_gemm_wgmma_cluster2,
-                                 memopt::launch_gemm_wgmma_tma_store,
-                                 memopt::launch_gemm_wgmma_cluster2_tma_store,
+constexpr Launcher kConfigs[] = {memopt::launch_gemm_wgmma, memopt::launch_gemm_wgmma_register_epilogue,
                                  memopt::launch_gemm_wgmma_tma_store_4stage,
-                                 memopt::launch_gemm_wgmma_cluster2_tma_store_4stage};
-const char* const kNames[] = {"wgmma", "wgmma 2-CTA multicast", "wgmma TMA-store epilogue",
-                              "wgmma 2-CTA + TMA store",
-                              "wgmma TMA store, 4 stages", "wgmma 2-CTA + TMA store, 4 stages"};
+                                 memopt::launch_gemm_wgmma_cluster2_tma_store};
+const char* const kNames[] = {"wgmma (TMA store, 3 stages)", "register epilogue, 4 stages",
+                              "TMA store, 2 boxes, 4 stages", "2-CTA multicast + TMA store"};
 
 }  // namespace
 
@@ -38,6 +35,19 @@ int memopt_tune_run(int i, const void* a, long a_stride, const void* b, long b_s
                        bf16 ? memopt::HalfType::bf16 : memopt::HalfType::fp16};
   if (!memopt::wgmma_operands_ok(p)) return -2;
   kConfigs[i](p, static_cast<cudaStream_t>(stream));
+  return static_cast<int>(cudaGetLastError());
+}
+
+// The splitk rung with explicit splits (0: the launcher's rule) and a
+// (stages, k-boxes) config (launch_gemm_splitk_tuned lists them).
+int memopt_tune_splitk(const void* a, long a_stride, const void* b, long b_stride, int k_major,
+                       void* out, long M, long N, long K, int bf16, int splits, int config,
+                       void* stream) {
+  const HalfGemmArgs p{a, a_stride, b, b_stride, k_major != 0, nullptr, out, M, N, K,
+                       memopt::Activation::none,
+                       bf16 ? memopt::HalfType::bf16 : memopt::HalfType::fp16};
+  if (!memopt::wgmma_operands_ok(p)) return -2;
+  memopt::launch_gemm_splitk_tuned(p, splits, config, static_cast<cudaStream_t>(stream));
   return static_cast<int>(cudaGetLastError());
 }
 

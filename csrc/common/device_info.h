@@ -26,4 +26,20 @@ inline int sm_count() {
   return n;
 }
 
+// Raises `kernel`'s dynamic shared-memory limit to `bytes` on the current
+// device, once per device (the attribute is per device; the call costs a
+// driver round trip that a 10 us decode-shape launch should not pay every
+// time). `seen` is the caller's per-kernel bitmask of devices already set.
+template <typename Kernel>
+inline void opt_in_shared_memory(Kernel kernel, int bytes, std::atomic<unsigned long long>& seen) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) device = 0;
+  const unsigned long long bit = 1ull << device;
+  if (seen.load(std::memory_order_relaxed) & bit) return;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) ==
+      cudaSuccess) {
+    seen.fetch_or(bit, std::memory_order_relaxed);
+  }
+}
+
 }  // namespace memopt

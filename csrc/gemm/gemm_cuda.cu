@@ -60,6 +60,7 @@ constexpr HalfRung kHalfRungs[] = {
     {"mma", launch_gemm_mma, ampere_or_newer},
     {"wgmma", launch_gemm_wgmma, hopper_only},
     {"gemv", launch_gemm_gemv, ampere_or_newer},
+    {"splitk", launch_gemm_splitk, hopper_only},
 };
 
 // gemm and linear offer the same rungs, named once in kRungs and kHalfRungs.
@@ -86,16 +87,36 @@ const Rung& find_rung(const std::string& name) {
   TORCH_CHECK(false, "memopt::gemm: no launcher for variant '", name, "'");
 }
 
+// Whether TMA can read `t` ([rows, cols], 2-byte elements) as it is: unit
+// inner stride, rows 16-byte aligned and a multiple of 8 elements apart.
+bool tma_readable(const at::Tensor& t) {
+  return t.stride(1) == 1 && (t.size(0) == 1 || t.stride(0) % 8 == 0) &&
+         reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
+}
+
+// b [K, N] as the launchers read it: W [N, K] (linear's weight, b = W.t()) or
+// b itself (row-major gemm operand).
+at::Tensor weight_view(const at::Tensor& b) {
+  const int64_t K = b.size(0), N = b.size(1);
+  const bool k_major = K > 1 && b.stride(0) == 1 && !(N > 1 && b.stride(1) == 1);
+  return k_major ? b.t() : b;
+}
+
 // auto: fp32 takes warptiled, the fastest rung at every size the ladder
 // benchmark measured on the H200 (benchmarks/results/gemm_ladder_h200.json).
-// float16/bfloat16: gemv for decode shapes (M <= kSkinnyRows: one pass over
-// the weights), else wgmma on Hopper and mma on other sm_80+ GPUs; naive
-// below sm_80 (benchmarks/results/tc_gemm_h200.json).
+// float16/bfloat16: for decode shapes (M <= kSkinnyRows: one pass over the
+// weights) splitk on Hopper when TMA reads the operands as they are, else
+// gemv; larger M: wgmma on Hopper and mma on other sm_80+ GPUs; naive below
+// sm_80 (benchmarks/results/tc_gemm_h200.json).
 constexpr int64_t kSkinnyRows = 64;
-std::string auto_rung(const at::Tensor& a, int64_t M, Capability cap) {
+std::string auto_rung(const at::Tensor& a, const at::Tensor& b, Capability cap) {
   if (a.scalar_type() == at::kFloat) return "warptiled";
   if (!ampere_or_newer(cap)) return "naive";
-  if (M <= kSkinnyRows) return "gemv";
+  if (a.size(0) <= kSkinnyRows) {
+    const bool tma_as_is = tma_readable(a) && tma_readable(weight_view(b)) &&
+                           a.size(1) < (int64_t{1} << 31) && b.size(1) < (int64_t{1} << 31);
+    return hopper_only(cap) && tma_as_is ? "splitk" : "gemv";
+  }
   return hopper_only(cap) ? "wgmma" : "mma";
 }
 
@@ -191,9 +212,7 @@ void run_fp32_rung(const Rung& rung, const at::Tensor& a_in, const at::Tensor& b
 // tensor map's extent is the logical one).
 at::Tensor tma_ready(const at::Tensor& t, cudaStream_t stream) {
   const int64_t rows = t.size(0), cols = t.size(1);
-  const bool aligned = t.stride(1) == 1 && (rows == 1 || t.stride(0) % 8 == 0) &&
-                       reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
-  if (aligned) return t;
+  if (tma_readable(t)) return t;
   TORCH_INTERNAL_ASSERT(t.stride(1) == 1);
   const int64_t padded = (cols + 7) / 8 * 8;
   at::Tensor scratch = at::empty({rows, padded}, t.options());
@@ -216,10 +235,11 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   const bool k_major = K > 1 && b.stride(0) == 1 && !(N > 1 && b.stride(1) == 1);
   // Operands as the launchers read them: A [M, K] and W [N, K] or B [K, N],
   // each with unit inner stride (a size-1 inner dim's stride is arbitrary).
-  at::Tensor w = k_major ? b.t() : b;
+  at::Tensor w = weight_view(b);
   if (a.size(1) == 1 && a.stride(1) != 1) a = a.contiguous();
   if (w.size(1) == 1 && w.stride(1) != 1) w = w.contiguous();
-  if (rung.launch == launch_gemm_wgmma) {
+  const bool tma_rung = rung.launch == launch_gemm_wgmma || rung.launch == launch_gemm_splitk;
+  if (tma_rung) {
     // TMA needs 16-byte-aligned rows: re-lay the operands that break it
     // (e.g. K = 4095) once; the copy is part of the op's time.
     a = tma_ready(a, stream);
@@ -242,9 +262,12 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
                           K,
                           act,
                           a_in.scalar_type() == at::kBFloat16 ? HalfType::bf16 : HalfType::fp16};
-  TORCH_CHECK(rung.launch != launch_gemm_wgmma || wgmma_operands_ok(args),
-              "memopt: the wgmma rung takes M, N, K < 2^31 (TMA coordinates are 32-bit), got M = ",
-              M, ", N = ", N, ", K = ", K);
+  TORCH_CHECK(!tma_rung || wgmma_operands_ok(args), "memopt: the ", rung.name,
+              " rung takes M, N, K < 2^31 (TMA coordinates are 32-bit), got M = ", M, ", N = ", N,
+              ", K = ", K);
+  TORCH_CHECK(rung.launch != launch_gemm_splitk || splitk_shape_ok(args),
+              "memopt: the splitk rung takes M <= 4194240 (65535 tiles of 64 tokens), got M = ", M,
+              "; use variant 'auto' or 'wgmma' for large M");
   rung.launch(args, stream);
 }
 
@@ -277,7 +300,7 @@ at::Tensor launch_matmul(const std::string& rung_name, const at::Tensor& a,
 at::Tensor gemm_cuda(const at::Tensor& a, const at::Tensor& b, c10::string_view variant) {
   check_gemm_inputs(a, b);
   const Capability cap = capability_of(a);
-  const std::string rung = kGemmCudaVariants.select(variant, cap, auto_rung(a, a.size(0), cap));
+  const std::string rung = kGemmCudaVariants.select(variant, cap, auto_rung(a, b, cap));
   check_rung_dtype("gemm", rung, a, cap);
   return launch_matmul(rung, a, b, std::nullopt, Activation::none);
 }
@@ -290,7 +313,7 @@ at::Tensor linear_cuda(const at::Tensor& input, const at::Tensor& weight,
   const Capability cap = capability_of(input);
   const at::Tensor rows = flatten_to_rows(input);
   const std::string rung =
-      kLinearCudaVariants.select(variant, cap, auto_rung(input, rows.size(0), cap));
+      kLinearCudaVariants.select(variant, cap, auto_rung(rows, weight.t(), cap));
   check_rung_dtype("linear", rung, input, cap);
   // weight [N, K] read as B [K, N] through swapped strides (column-major B):
   // no transposing copy.

@@ -41,15 +41,24 @@ struct HalfGemmArgs {
 // that break it into an aligned scratch copy first.
 bool wgmma_operands_ok(const HalfGemmArgs& p);
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
-// The same with 2-CTA clusters sharing B through TMA multicast; for the
-// tuning harness until measured (benchmarks/tune/wgmma_configs.cu).
-void launch_gemm_wgmma_cluster2(const HalfGemmArgs& p, cudaStream_t stream);
-// ... with the epilogue through shared memory and TMA stores (plain and 2-CTA).
-void launch_gemm_wgmma_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
-void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
-// ... staging the output two boxes at a time, which leaves room for 4 stages.
+// Variants for the tuning harness (benchmarks/tune/wgmma_configs.cu): the
+// epilogue straight from registers; two staged output boxes and 4 stages;
+// 2-CTA clusters sharing B through TMA multicast. Defined only in builds with
+// -DMEMOPT_WGMMA_TUNING_VARIANTS.
+void launch_gemm_wgmma_register_epilogue(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream);
-void launch_gemm_wgmma_cluster2_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
+
+// Hopper (sm_90a), decode shapes (M <= 64; correct for any M with
+// splitk_shape_ok): the weights as wgmma's A side, the tokens as its narrow N
+// side, TMA, split-K over a thread-block cluster reduced through distributed
+// shared memory. Requires wgmma_operands_ok.
+bool splitk_shape_ok(const HalfGemmArgs& p);
+void launch_gemm_splitk(const HalfGemmArgs& p, cudaStream_t stream);
+// For the tuning harness only (-DMEMOPT_WGMMA_TUNING_VARIANTS): explicit
+// splits (0: the launcher's rule) and a (stages, k-boxes) config (the
+// definition lists them).
+void launch_gemm_splitk_tuned(const HalfGemmArgs& p, int splits, int config, cudaStream_t stream);
 
 // Copies rows x cols 2-byte elements (unit inner stride, rows src_stride
 // apart) into dst, rows dst_stride apart (a multiple of 8; dst 16-byte

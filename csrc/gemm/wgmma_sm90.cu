@@ -3,80 +3,40 @@
 // caller (gemm_cuda.cu) checks the launch and only calls this on compute
 // capability 9.0 with operands that pass wgmma_operands_ok.
 #include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include "common/device_info.h"
 #include "gemm/half_gemm.h"
+#include "gemm/tma_map.h"
 #include "gemm/kernels/wgmma_sm90.cuh"
 
 namespace memopt {
 namespace {
-
-// cuTensorMapEncodeTiled from the driver, found once through the runtime (no
-// link against libcuda: torch's extension build does not add it).
-PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault,
-                                         &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      ptr = nullptr;
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
-  }();
-  if (fn == nullptr) throw std::runtime_error("memopt: the driver has no cuTensorMapEncodeTiled");
-  return fn;
-}
-
-// A 2-D tensor map of a row-major matrix with `rows` rows of `cols` elements,
-// `row_stride` elements apart, read in boxes of box_rows x box_cols (box_cols
-// x 2 bytes = 128: one swizzle row), swizzled by 128 bytes; out-of-bounds
-// elements read as zero.
-CUtensorMap make_map(const void* base, HalfType dtype, int64_t rows, int64_t cols,
-                     int64_t row_stride, uint32_t box_rows, uint32_t box_cols) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_stride) * 2};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = encode_tiled()(
-      &map, dtype == HalfType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      2, const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
-    throw std::runtime_error("memopt: cuTensorMapEncodeTiled failed with CUresult " +
-                             std::to_string(static_cast<int>(r)));
-  }
-  return map;
-}
 
 bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 template <typename T, bool kBKMajor, int kClusterM, int kStaged>
 void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   using namespace wgmma;
-  const CUtensorMap map_a = make_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, kBlockM, kBlockK);
+  const CUtensorMap map_a = make_tma_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, kBlockM, kBlockK);
   // K-major W: each CTA of a cluster loads (and multicasts) 256 / kClusterM rows.
   const CUtensorMap map_b =
-      kBKMajor ? make_map(p.b, p.dtype, p.N, p.K, p.b_stride, kBlockN / kClusterM, kBlockK)
-               : make_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
+      kBKMajor ? make_tma_map(p.b, p.dtype, p.N, p.K, p.b_stride, kBlockN / kClusterM, kBlockK)
+               : make_tma_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
   const int64_t unit_rows = ((p.M + kBlockM - 1) / kBlockM + kClusterM - 1) / kClusterM;
   const int64_t units = unit_rows * ((p.N + kBlockN - 1) / kBlockN);
   // The output as 64 x 64 boxes (only read with kStaged > 0; N % 8 == 0 then).
-  const CUtensorMap map_out = kStaged > 0 ? make_map(p.out, p.dtype, p.M, p.N, p.N, 64, 64) : map_a;
+  const CUtensorMap map_out = kStaged > 0 ? make_tma_map(p.out, p.dtype, p.M, p.N, p.N, 64, 64) : map_a;
   const auto kernel = gemm_wgmma_kernel<T, kBKMajor, kClusterM, kStaged>;
   constexpr int kSmemBytes = smem_bytes_of<kStaged>();
-  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  static std::atomic<unsigned long long> opted_in{0};
+  opt_in_shared_memory(kernel, kSmemBytes, opted_in);
   const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
   cudaLaunchConfig_t config = {};
   config.blockDim = dim3(kThreads);
@@ -129,10 +89,11 @@ void launch_clustered(const HalfGemmArgs& p, cudaStream_t stream) {
   }
 }
 
-// The output's tensor map needs rows a multiple of 16 bytes apart.
+// The output's tensor map needs a 16-byte aligned base and rows a multiple of
+// 16 bytes apart; otherwise the epilogue stores from registers.
 template <int kClusterM, int kStaged>
 void launch_epilogue_tma(const HalfGemmArgs& p, cudaStream_t stream) {
-  if (p.N % 8 == 0) {
+  if (p.N % 8 == 0 && aligned_16(p.out)) {
     launch_clustered<kClusterM, kStaged>(p, stream);
   } else {
     launch_clustered<kClusterM, 0>(p, stream);
@@ -149,29 +110,28 @@ bool wgmma_operands_ok(const HalfGemmArgs& p) {
          p.M <= kMaxCoord && p.N <= kMaxCoord && p.K <= kMaxCoord;
 }
 
+// The epilogue through shared memory and TMA stores, 3 stages: 0.87-1.03x
+// cuBLAS at 4096^3 and 0.97-0.99x at 8192^3 against 0.77-0.88x and 0.92-0.98x
+// for the epilogue from registers (H200, bf16, tuning harness, four runs; the
+// ranges are run-to-run spread). Two staged boxes with 4 stages, and 2-CTA
+// clusters, measured no better (docs/perf-notes.md).
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_clustered<1, 0>(p, stream);
-}
-
-// Not yet measured: the 2-CTA multicast variant, built for benchmarks/tune/
-// (wgmma_configs.cu) to time beside the plain kernel before it replaces it.
-void launch_gemm_wgmma_cluster2(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_clustered<2, 0>(p, stream);
-}
-
-// Not yet measured: the epilogue through shared memory and TMA stores, alone
-// and with the 2-CTA clusters.
-void launch_gemm_wgmma_tma_store(const HalfGemmArgs& p, cudaStream_t stream) {
   launch_epilogue_tma<1, 4>(p, stream);
 }
-void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_epilogue_tma<2, 4>(p, stream);
+
+// The variants the tuning harness (benchmarks/tune/wgmma_configs.cu) times
+// beside the one above; built only there (-DMEMOPT_WGMMA_TUNING_VARIANTS), to
+// keep their 12 kernels out of the extension's build time.
+#ifdef MEMOPT_WGMMA_TUNING_VARIANTS
+void launch_gemm_wgmma_register_epilogue(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_clustered<1, 0>(p, stream);
 }
 void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream) {
   launch_epilogue_tma<1, 2>(p, stream);
 }
-void launch_gemm_wgmma_cluster2_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_epilogue_tma<2, 2>(p, stream);
+void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_epilogue_tma<2, 4>(p, stream);
 }
+#endif  // MEMOPT_WGMMA_TUNING_VARIANTS
 
 }  // namespace memopt

@@ -25,14 +25,21 @@
 //   box); gemm's b [K, N] is MN-major (four 64x64 boxes, wgmma reads it
 //   transposed). Tails: TMA fills out-of-bounds rows and k with zeros; the
 //   epilogue masks its stores.
-// - Epilogue: + bias, activation in fp32, rounded to the dtype, stored from
-//   registers (two elements a store).
+// - Epilogue: + bias, activation in fp32, rounded to the dtype, written into
+//   swizzled shared memory and stored by TMA (store_tile_tma), 3 stages then;
+//   or, where the output's rows break TMA's 16-byte rule (N % 8 != 0), stored
+//   from registers (store_tile, two elements a store), 4 stages. The TMA store
+//   took 4096^3 from 0.77-0.82x to 0.87-1.03x cuBLAS: the register stores
+//   write 8 rows x 16 bytes per warp instruction, half-sector writes that
+//   both consumers issue while the tensor cores idle.
 //
 // Arithmetic: per k-tile a block moves 48 KB for 2 x 128 x 256 x 64 = 4.2
 // MFLOP: 87 FLOP per byte of shared memory filled; from HBM, A and B tiles are
 // re-read by the other blocks of their row / column (L2 absorbs most).
 //
-// Measured (H200): see benchmarks/results/tc_gemm_h200.json.
+// Measured (H200): benchmarks/results/tc_gemm_h200.json; the variants
+// (register epilogue, 2 staged boxes with 4 stages, 2-CTA multicast) in
+// docs/perf-notes.md.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -1,0 +1,22 @@
+// TMA tensor maps of the bfloat16 / float16 matrices the Hopper rungs read
+// (wgmma_sm90.cu, splitk_sm90.cu): one place that finds the driver's encoder
+// and sets the swizzle. ATen-free.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "gemm/half_gemm.h"
+
+namespace memopt {
+
+// A 2-D tensor map of a row-major matrix with `rows` rows of `cols` elements,
+// `row_stride` elements apart (a multiple of 8), read in boxes of box_rows x
+// box_cols (box_cols x 2 bytes = 128: one swizzle row), swizzled by 128 bytes;
+// out-of-bounds elements read as zero and are dropped on stores. Throws
+// std::runtime_error when the driver refuses.
+CUtensorMap make_tma_map(const void* base, HalfType dtype, int64_t rows, int64_t cols,
+                         int64_t row_stride, uint32_t box_rows, uint32_t box_cols);
+
+}  // namespace memopt

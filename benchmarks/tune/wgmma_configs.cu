@@ -13,9 +13,11 @@ using memopt::HalfGemmArgs;
 using Launcher = void (*)(const HalfGemmArgs&, cudaStream_t);
 constexpr Launcher kConfigs[] = {memopt::launch_gemm_wgmma, memopt::launch_gemm_wgmma_register_epilogue,
                                  memopt::launch_gemm_wgmma_tma_store_4stage,
-                                 memopt::launch_gemm_wgmma_cluster2_tma_store};
+                                 memopt::launch_gemm_wgmma_cluster2_tma_store,
+                                 memopt::launch_gemm_wgmma_pingpong};
 const char* const kNames[] = {"wgmma (TMA store, 3 stages)", "register epilogue, 4 stages",
-                              "TMA store, 2 boxes, 4 stages", "2-CTA multicast + TMA store"};
+                              "TMA store, 2 boxes, 4 stages", "2-CTA multicast + TMA store",
+                              "ping-pong 128x128, 5 stages"};
 
 }  // namespace
 

@@ -48,6 +48,7 @@ void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_register_epilogue(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_pingpong(const HalfGemmArgs& p, cudaStream_t stream);
 
 // Hopper (sm_90a), decode shapes (M <= 64; correct for any M with
 // splitk_shape_ok): the weights as wgmma's A side, the tokens as its narrow N

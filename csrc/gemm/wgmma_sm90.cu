@@ -15,6 +15,9 @@
 #include "gemm/half_gemm.h"
 #include "gemm/tma_map.h"
 #include "gemm/kernels/wgmma_sm90.cuh"
+#ifdef MEMOPT_WGMMA_TUNING_VARIANTS
+#include "gemm/kernels/wgmma_pingpong.cuh"
+#endif
 
 namespace memopt {
 namespace {
@@ -131,6 +134,40 @@ void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stre
 }
 void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream) {
   launch_epilogue_tma<2, 4>(p, stream);
+}
+
+namespace {
+template <typename T, bool kBKMajor>
+void launch_pingpong_typed(const HalfGemmArgs& p, cudaStream_t stream) {
+  using namespace wgmma_pingpong;
+  const CUtensorMap map_a = make_tma_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, kBlockM, kBlockK);
+  const CUtensorMap map_b =
+      kBKMajor ? make_tma_map(p.b, p.dtype, p.N, p.K, p.b_stride, kBlockN, kBlockK)
+               : make_tma_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, 64);
+  const CUtensorMap map_out = make_tma_map(p.out, p.dtype, p.M, p.N, p.N, 64, 64);
+  const int64_t tiles = ((p.M + kBlockM - 1) / kBlockM) * ((p.N + kBlockN - 1) / kBlockN);
+  // Two consumers a block: a block takes at least two tiles when there are enough.
+  const int64_t grid = std::min<int64_t>((tiles + 1) / 2, sm_count());
+  const auto kernel = gemm_pingpong_kernel<T, kBKMajor>;
+  static std::atomic<unsigned long long> opted_in{0};
+  opt_in_shared_memory(kernel, kSmemBytes, opted_in);
+  const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
+  kernel<<<static_cast<unsigned>(grid), kThreads, kSmemBytes, stream>>>(map_a, map_b, map_out, args);
+}
+}  // namespace
+
+// Ping-pong consumers on 128 x 128 tiles (kernels/wgmma_pingpong.cuh); the
+// cooperative kernel where the output breaks the TMA store's rules.
+void launch_gemm_wgmma_pingpong(const HalfGemmArgs& p, cudaStream_t stream) {
+  if (p.N % 8 != 0 || !aligned_16(p.out)) {
+    launch_clustered<1, 0>(p, stream);
+  } else if (p.dtype == HalfType::bf16) {
+    p.b_k_major ? launch_pingpong_typed<__nv_bfloat16, true>(p, stream)
+                : launch_pingpong_typed<__nv_bfloat16, false>(p, stream);
+  } else {
+    p.b_k_major ? launch_pingpong_typed<__half, true>(p, stream)
+                : launch_pingpong_typed<__half, false>(p, stream);
+  }
 }
 #endif  // MEMOPT_WGMMA_TUNING_VARIANTS
 

@@ -89,9 +89,9 @@ __device__ __forceinline__ void mma_k16(float (&acc)[kTok / 2], uint64_t desc_w,
   using Mma = sm90::NarrowWgmma<kTok>;
   constexpr int kTransA = kWKMajor ? 0 : 1;
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    Mma::template bf16<kTransA>(acc, desc_w, desc_x, 1);
+    Mma::template bf16<kTransA, 0>(acc, desc_w, desc_x, 1);
   } else {
-    Mma::template f16<kTransA>(acc, desc_w, desc_x, 1);
+    Mma::template f16<kTransA, 0>(acc, desc_w, desc_x, 1);
   }
 }
 

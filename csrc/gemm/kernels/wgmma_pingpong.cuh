@@ -84,12 +84,8 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const CUtensorMa
       const float(&acc)[64] = rh == 0 ? acc0 : acc1;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = row0 + 8 * h;
-        const int chunk = (in_box / 8) ^ (row % 8);
-        uint8_t* dst = c_smem + (2 * rh + ch) * kBoxBytes + row * 128 + chunk * 16 + (in_box % 8) * 2;
-        *reinterpret_cast<typename Half<T>::Pair*>(dst) =
-            Half<T>::round_pair(apply_activation(p.act, acc[4 * j + 2 * h] + b0),
-                                apply_activation(p.act, acc[4 * j + 2 * h + 1] + b1));
+        wgmma::stage_pair<T>(c_smem + (2 * rh + ch) * kBoxBytes, row0 + 8 * h, in_box, p.act,
+                             acc[4 * j + 2 * h] + b0, acc[4 * j + 2 * h + 1] + b1);
       }
     }
   }

@@ -163,10 +163,22 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&ac
   }
 }
 
+// Writes act(v0 + b0), act(v1 + b1), rounded, as the pair at (row, col) of
+// a 64 x 64 box of 2-byte elements in TMA's 128-byte swizzle: the 16-byte
+// chunk index XOR row % 8, so the 8 rows a warp writes per store land in 8
+// different bank groups. col is even.
+template <typename T>
+__device__ __forceinline__ void stage_pair(uint8_t* box, int row, int col, Activation act,
+                                           float v0, float v1) {
+  const int chunk = (col / 8) ^ (row % 8);
+  uint8_t* dst = box + row * 128 + chunk * 16 + (col % 8) * 2;
+  *reinterpret_cast<typename Half<T>::Pair*>(dst) =
+      Half<T>::round_pair(apply_activation(act, v0), apply_activation(act, v1));
+}
+
 // The epilogue through shared memory: bias and activation in fp32, rounded,
-// written into this consumer's swizzled 64 x 64 boxes (16-byte chunk index
-// XOR row % 8: the 8 rows a warp writes land in 8 different bank groups),
-// then one thread stores the boxes with TMA, which drops what lies past M or
+// written into this consumer's swizzled 64 x 64 boxes (stage_pair), then one
+// thread stores the boxes with TMA, which drops what lies past M or
 // N. With kStaged = 4 the whole 64 x 256 goes out at once and the consumer
 // goes on to its next tile while the stores drain; with kStaged = 2 it goes
 // out in two halves of 128 columns, the second waiting until TMA has read the
@@ -197,13 +209,9 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
       const float b1 = bias != nullptr && n + 1 < p.N ? Half<T>::to_float(bias[n + 1]) : 0.f;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = row0 + 8 * h;
-        const int box = (col / 64) % kStaged, in_box = col % 64;
-        const int chunk = (in_box / 8) ^ (row % 8);
-        uint8_t* dst = c_smem + box * kCBoxBytes + row * 128 + chunk * 16 + (in_box % 8) * 2;
-        *reinterpret_cast<typename Half<T>::Pair*>(dst) =
-            Half<T>::round_pair(apply_activation(p.act, acc[4 * j + 2 * h] + b0),
-                                apply_activation(p.act, acc[4 * j + 2 * h + 1] + b1));
+        const int box = (col / 64) % kStaged;
+        stage_pair<T>(c_smem + box * kCBoxBytes, row0 + 8 * h, col % 64, p.act,
+                      acc[4 * j + 2 * h] + b0, acc[4 * j + 2 * h + 1] + b1);
       }
     }
     sm90::fence_proxy_async_smem();

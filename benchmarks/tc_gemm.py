@@ -50,12 +50,12 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import math
 import sys
 import time
 from pathlib import Path
 
 from ladder import run_meta
+from ladder.json_safe import json_safe
 from ladder.help_format import HelpFormatter
 from tc_gemm import cases, measure, report
 
@@ -121,18 +121,6 @@ def collect_meta(args: argparse.Namespace, available: dict[str, list[str]]) -> d
         "weight_bytes": "2·N·K",
         "wall_s": None,
     }
-
-
-def json_safe(value):
-    """``value`` with every non-finite float replaced by None: JSON has no inf or NaN,
-    and a run must not lose its results to one odd figure at the end."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    return value
 
 
 def main(argv=None) -> int:

@@ -4,35 +4,115 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "common/cuda_launch.cuh"
 #include "common/checks.h"
 #include "common/dispatch.h"
 #include "common/variants.h"
 #include "norm/kernels/v01_naive.cuh"
+#include "norm/kernels/v02_warp_per_row.cuh"
+#include "norm/kernels/v03_block_smem.cuh"
+#include "norm/kernels/v04_vectorized.cuh"
 #include "norm/norm_common.h"
 
 namespace memopt {
 namespace {
 
-const VariantTable kLayerNormCudaVariants("layer_norm", c10::DeviceType::CUDA, {{"naive"}});
-const VariantTable kRmsNormCudaVariants("rms_norm", c10::DeviceType::CUDA, {{"naive"}});
+// The ladder, in order (kernels/v0N_*.cuh).
+std::vector<Variant> norm_rungs() {
+  return {{"naive"}, {"warp_per_row"}, {"block_smem"}, {"vectorized"}};
+}
+const VariantTable kLayerNormCudaVariants("layer_norm", c10::DeviceType::CUDA, norm_rungs());
+const VariantTable kRmsNormCudaVariants("rms_norm", c10::DeviceType::CUDA, norm_rungs());
 
-// The one rung so far; issue 5's ladder replaces this with a shape heuristic.
-const std::string kAutoRung = "naive";
+// block_smem caches up to this much of a row: dynamic plus static
+// shared memory must stay within the 48 KB a block gets without an opt-in
+// (48 KB of cache alone made the launch fail with "invalid argument").
+constexpr int64_t kBlockSmemCacheBytes = 44 * 1024;
+
+bool aligned_16(const at::Tensor& t) {
+  return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
+}
+
+// The vectorized rung's 16-byte packs: whole packs a row, aligned rows and
+// parameters.
+bool vector_ready(const NormRows& p) {
+  const int64_t vec = 16 / static_cast<int64_t>(p.input.element_size());
+  return p.row_length % vec == 0 && aligned_16(p.input) && aligned_16(p.out) &&
+         aligned_16(p.weight) && aligned_16(p.bias);
+}
+
+// auto: vectorized where its packs fit the row; otherwise block_smem for wide
+// rows (a block a row) and warp_per_row for narrow ones. Variant
+// "vectorized" on rows its packs cannot read runs that same fallback.
+std::string auto_rung(const NormRows& p) {
+  if (vector_ready(p)) return "vectorized";
+  return p.row_length > 1024 ? "block_smem" : "warp_per_row";
+}
+
+template <typename scalar_t, typename param_t, bool kRms, int kThreads>
+void launch_vectorized(const NormRows& p, cudaStream_t stream) {
+  constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
+  constexpr int64_t kRowsPerBlock = kBlock / kThreads;
+  const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
+  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads><<<blocks, kBlock, 0, stream>>>(
+      p.input.const_data_ptr<scalar_t>(),
+      p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
+      p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
+      p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.eps);
+}
+
+// The fewest threads a row (32 ... 1024) whose kNormVecs packs each hold it.
+template <typename scalar_t, typename param_t, bool kRms>
+void launch_vectorized_sized(const NormRows& p, cudaStream_t stream) {
+  const int64_t per_thread = kNormVecs * (16 / static_cast<int64_t>(sizeof(scalar_t)));
+  const int64_t threads = ceil_div<int64_t>(p.row_length, per_thread);
+  if (threads <= 32) return launch_vectorized<scalar_t, param_t, kRms, 32>(p, stream);
+  if (threads <= 64) return launch_vectorized<scalar_t, param_t, kRms, 64>(p, stream);
+  if (threads <= 128) return launch_vectorized<scalar_t, param_t, kRms, 128>(p, stream);
+  if (threads <= 256) return launch_vectorized<scalar_t, param_t, kRms, 256>(p, stream);
+  if (threads <= 512) return launch_vectorized<scalar_t, param_t, kRms, 512>(p, stream);
+  launch_vectorized<scalar_t, param_t, kRms, 1024>(p, stream);
+}
 
 template <bool kRms>
-void launch_norm(const NormRows& p) {
+void launch_norm(const std::string& rung, const NormRows& p) {
   if (p.out.numel() == 0) return;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const unsigned blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kNormNaiveThreads));
-  MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_norm_naive", [&] {
+  MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_norm", [&] {
     const auto launch = [&](auto param_zero) {
       using param_t = decltype(param_zero);
-      norm_naive_kernel<scalar_t, param_t, kRms><<<blocks, kNormNaiveThreads, 0, stream>>>(
-          p.input.const_data_ptr<scalar_t>(),
-          p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
-          p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
-          p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.eps);
+      const scalar_t* x = p.input.const_data_ptr<scalar_t>();
+      const param_t* w = p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr;
+      const param_t* b = p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr;
+      scalar_t* y = p.out.mutable_data_ptr<scalar_t>();
+      if (rung == "warp_per_row") {
+        const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kNormWarpRowsPerBlock));
+        norm_warp_per_row_kernel<scalar_t, param_t, kRms>
+            <<<blocks, 32 * kNormWarpRowsPerBlock, 0, stream>>>(x, w, b, y, p.rows, p.row_length,
+                                                                p.eps);
+      } else if (rung == "block_smem") {
+        const int64_t cached = std::min<int64_t>(
+            p.row_length, kBlockSmemCacheBytes / static_cast<int64_t>(sizeof(scalar_t)));
+        norm_block_smem_kernel<scalar_t, param_t, kRms>
+            <<<static_cast<unsigned>(p.rows), kNormBlockThreads,
+               static_cast<size_t>(cached) * sizeof(scalar_t), stream>>>(x, w, b, y, p.row_length,
+                                                                          cached, p.eps);
+      } else if (rung == "vectorized" && vector_ready(p)) {
+        launch_vectorized_sized<scalar_t, param_t, kRms>(p, stream);
+      } else if (rung == "vectorized") {
+        // Rows its 16-byte packs cannot read (a width that is not a whole
+        // number of packs, misaligned data): the rung auto takes for them.
+        launch_norm<kRms>(auto_rung(p), p);
+        return;
+      } else {
+        const unsigned blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kNormNaiveThreads));
+        norm_naive_kernel<scalar_t, param_t, kRms><<<blocks, kNormNaiveThreads, 0, stream>>>(
+            x, w, b, y, p.rows, p.row_length, p.eps);
+      }
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     if (p.fp32_params) {
@@ -49,10 +129,10 @@ at::Tensor layer_norm_cuda(const at::Tensor& input, c10::SymIntArrayRef normaliz
                            c10::string_view variant) {
   const int64_t row_length =
       check_norm_inputs("layer_norm", input, normalized_shape, weight, bias);
-  kLayerNormCudaVariants.select(variant, capability_of(input), kAutoRung);
   const c10::cuda::CUDAGuard device_guard(input.device());
   const NormRows p = prepare_norm_rows(input, row_length, weight, bias, eps);
-  launch_norm</*kRms=*/false>(p);
+  launch_norm</*kRms=*/false>(
+      kLayerNormCudaVariants.select(variant, capability_of(input), auto_rung(p)), p);
   return p.out;
 }
 
@@ -61,10 +141,10 @@ at::Tensor rms_norm_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized
                          c10::string_view variant) {
   const int64_t row_length =
       check_norm_inputs("rms_norm", input, normalized_shape, weight, std::nullopt);
-  kRmsNormCudaVariants.select(variant, capability_of(input), kAutoRung);
   const c10::cuda::CUDAGuard device_guard(input.device());
   const NormRows p = prepare_norm_rows(input, row_length, weight, std::nullopt, eps);
-  launch_norm</*kRms=*/true>(p);
+  launch_norm</*kRms=*/true>(
+      kRmsNormCudaVariants.select(variant, capability_of(input), auto_rung(p)), p);
   return p.out;
 }
 

@@ -3,37 +3,104 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <string>
+
 #include "common/checks.h"
 #include "common/cuda_launch.cuh"
 #include "common/dispatch.h"
 #include "common/variants.h"
 #include "softmax/kernels/v01_naive.cuh"
+#include "softmax/kernels/v02_warp_per_row.cuh"
+#include "softmax/kernels/v03_block_smem.cuh"
+#include "softmax/kernels/v04_online.cuh"
 #include "softmax/softmax_common.h"
 
 namespace memopt {
 namespace {
 
-const VariantTable kSoftmaxCudaVariants("softmax", c10::DeviceType::CUDA, {{"naive"}});
+const VariantTable kSoftmaxCudaVariants("softmax", c10::DeviceType::CUDA,
+                                         {{"naive"}, {"warp_per_row"}, {"block_smem"}, {"online"}});
 
-// The one rung so far; issue 5's ladder replaces this with a shape heuristic.
-const std::string kAutoRung = "naive";
+// block_smem caches up to this much of a row: dynamic plus static
+// shared memory must stay within the 48 KB a block gets without an opt-in
+// (48 KB of cache alone made the launch fail with "invalid argument").
+constexpr int64_t kSoftmaxSmemCacheBytes = 44 * 1024;
 
-at::Tensor softmax_cuda(const at::Tensor& input, int64_t dim,
-                        std::optional<c10::ScalarType> dtype, c10::string_view variant) {
-  const int64_t wrapped_dim = check_softmax_inputs(input, dim, dtype);
-  kSoftmaxCudaVariants.select(variant, capability_of(input), kAutoRung);
-  const c10::cuda::CUDAGuard device_guard(input.device());
-  const SoftmaxRows p = prepare_softmax_rows(input, wrapped_dim, dtype);
-  if (p.out.numel() == 0) return p.out;
+bool aligned_to(const at::Tensor& t, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(t.const_data_ptr()) % bytes == 0;
+}
+
+// online's packs: 16 bytes of input, as many elements of output.
+bool online_ready(const SoftmaxRows& p) {
+  const int64_t vec = 16 / static_cast<int64_t>(p.input.element_size());
+  return p.inner == 1 && p.dim_size % vec == 0 && aligned_to(p.input, 16) &&
+         aligned_to(p.out, vec * static_cast<int64_t>(p.out.element_size()));
+}
+
+// auto, for a softmax over the last dim: online where its packs fit the row,
+// else block_smem for wide rows and warp_per_row for narrow ones. Over an
+// inner dim (elements of a row `inner` apart) every rung after naive would
+// need a transposing copy; naive's threads own neighbouring columns there and
+// read coalesced, so all of them run naive.
+std::string auto_rung(const SoftmaxRows& p) {
+  if (p.inner != 1) return "naive";
+  if (online_ready(p)) return "online";
+  return p.dim_size > 1024 ? "block_smem" : "warp_per_row";
+}
+
+template <typename in_t, typename out_t, int kThreads>
+void launch_online(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
+  constexpr int kBlock = kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads;
+  constexpr int64_t kRowsPerBlock = kBlock / kThreads;
+  softmax_online_kernel<in_t, out_t, kThreads>
+      <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kRowsPerBlock)), kBlock, 0, stream>>>(
+          p.input.const_data_ptr<in_t>(), p.out.mutable_data_ptr<out_t>(), rows, p.dim_size);
+}
+
+// The fewest threads a row (32 ... 1024) whose kSoftmaxVecs packs hold it.
+template <typename in_t, typename out_t>
+void launch_online_sized(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
+  const int64_t per_thread = kSoftmaxVecs * (16 / static_cast<int64_t>(sizeof(in_t)));
+  const int64_t threads = ceil_div<int64_t>(p.dim_size, per_thread);
+  if (threads <= 32) return launch_online<in_t, out_t, 32>(p, rows, stream);
+  if (threads <= 64) return launch_online<in_t, out_t, 64>(p, rows, stream);
+  if (threads <= 128) return launch_online<in_t, out_t, 128>(p, rows, stream);
+  if (threads <= 256) return launch_online<in_t, out_t, 256>(p, rows, stream);
+  if (threads <= 512) return launch_online<in_t, out_t, 512>(p, rows, stream);
+  launch_online<in_t, out_t, 1024>(p, rows, stream);
+}
+
+void launch_softmax(std::string rung, const SoftmaxRows& p) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const unsigned blocks =
-      static_cast<unsigned>(ceil_div<int64_t>(p.outer * p.inner, kSoftmaxNaiveThreads));
-  MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_softmax_naive", [&] {
+  // The rungs after naive read rows along the last dim; an inner dim, or a
+  // width online's packs cannot read, takes what auto takes.
+  if ((rung != "naive" && p.inner != 1) || (rung == "online" && !online_ready(p))) {
+    rung = auto_rung(p);
+  }
+  const int64_t rows = p.outer * p.inner;
+  MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_softmax", [&] {
     const auto launch = [&](auto out_zero) {
       using out_t = decltype(out_zero);
-      softmax_naive_kernel<scalar_t, out_t><<<blocks, kSoftmaxNaiveThreads, 0, stream>>>(
-          p.input.const_data_ptr<scalar_t>(), p.out.mutable_data_ptr<out_t>(), p.outer,
-          p.dim_size, p.inner);
+      const scalar_t* x = p.input.const_data_ptr<scalar_t>();
+      out_t* y = p.out.mutable_data_ptr<out_t>();
+      if (rung == "warp_per_row") {
+        softmax_warp_per_row_kernel<scalar_t, out_t>
+            <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kSoftmaxWarpRowsPerBlock)),
+               32 * kSoftmaxWarpRowsPerBlock, 0, stream>>>(x, y, rows, p.dim_size);
+      } else if (rung == "block_smem") {
+        const int64_t cached = std::min<int64_t>(
+            p.dim_size, kSoftmaxSmemCacheBytes / static_cast<int64_t>(sizeof(scalar_t)));
+        softmax_block_smem_kernel<scalar_t, out_t>
+            <<<static_cast<unsigned>(rows), kSoftmaxBlockThreads,
+               static_cast<size_t>(cached) * sizeof(scalar_t), stream>>>(x, y, p.dim_size, cached);
+      } else if (rung == "online") {
+        launch_online_sized<scalar_t, out_t>(p, rows, stream);
+      } else {
+        softmax_naive_kernel<scalar_t, out_t>
+            <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kSoftmaxNaiveThreads)),
+               kSoftmaxNaiveThreads, 0, stream>>>(x, y, p.outer, p.dim_size, p.inner);
+      }
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     if (p.widen_to_fp32) {
@@ -42,6 +109,16 @@ at::Tensor softmax_cuda(const at::Tensor& input, int64_t dim,
       launch(scalar_t{});
     }
   });
+}
+
+at::Tensor softmax_cuda(const at::Tensor& input, int64_t dim,
+                        std::optional<c10::ScalarType> dtype, c10::string_view variant) {
+  const int64_t wrapped_dim = check_softmax_inputs(input, dim, dtype);
+  const c10::cuda::CUDAGuard device_guard(input.device());
+  const SoftmaxRows p = prepare_softmax_rows(input, wrapped_dim, dtype);
+  const std::string rung = kSoftmaxCudaVariants.select(variant, capability_of(input), auto_rung(p));
+  if (p.out.numel() == 0) return p.out;
+  launch_softmax(rung, p);
   return p.out;
 }
 

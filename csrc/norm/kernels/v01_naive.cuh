@@ -31,16 +31,16 @@ __global__ void __launch_bounds__(kNormNaiveThreads)
   const float n = static_cast<float>(row_length);
   float mean = 0.f;
   if (!kRms) {
-    float sum = 0.f;
+    double sum = 0.0;  // one thread adds the whole row: fp32 would lose ~1e-5 at 65536
     for (int64_t i = 0; i < row_length; ++i) sum += static_cast<float>(xr[i]);
-    mean = sum / n;
+    mean = static_cast<float>(sum / n);
   }
-  float sq = 0.f;
+  double sq = 0.0;
   for (int64_t i = 0; i < row_length; ++i) {
     const float d = static_cast<float>(xr[i]) - mean;
     sq += d * d;
   }
-  const float inv = rsqrtf(sq / n + eps);
+  const float inv = rsqrtf(static_cast<float>(sq / n) + eps);
   for (int64_t i = 0; i < row_length; ++i) {
     float v = (static_cast<float>(xr[i]) - mean) * inv;
     if (weight != nullptr) v *= static_cast<float>(weight[i]);

@@ -1,0 +1,98 @@
+"""The report printed at the end of the norm / softmax run, made from its records alone:
+one table for the bandwidth rows (GB/s, % of copy), one for the decode rows (µs),
+each row ours (``auto``) beside the peers with the target and PASS / MISS.
+
+The verdict of a row is ``auto``'s, the variant users get; the other variants are in
+the JSON and the progress lines. No figure is ever shown for a wrong result.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from tc_gemm.report import (Table, acceptance_counts, aligned, not_run_lines, number, percent,
+                            ratio_cell, result_cell, value_cell)
+
+from .cases import AUTO, COMPILE, EAGER, LIGER, Case, Target
+
+BANDWIDTH_HEADERS = ["op", "dtype", "shape", "MB moved", "copy GB/s", "eager GB/s", "compile GB/s",
+                     "Liger GB/s", "auto GB/s", "auto % copy", "auto × best peer", "target", "result"]
+DECODE_HEADERS = ["op", "dtype", "shape", "eager µs", "compile µs", "Liger µs", "auto µs",
+                  "auto × eager", "target", "result"]
+
+
+def case_of(record: dict) -> Case:
+    return Case(record["op"], record["shape"]["rows"], record["shape"]["N"], record["group"])
+
+
+def _groups(records: list[dict]) -> dict[tuple[str, Case], dict[str, dict]]:
+    """(dtype, case) -> {call name: record}, in the order the run measured them."""
+    groups: dict[tuple[str, Case], dict[str, dict]] = {}
+    for record in records:
+        groups.setdefault((record["dtype"], case_of(record)), {})[record["variant"]] = record
+    return groups
+
+
+def _target_cell(case: Case, dtype: str, auto: dict | None) -> str:
+    target = Target.from_dict(auto["target"]) if auto and auto["target"] else case.target(dtype)
+    return target.describe()
+
+
+def bandwidth_table(records: list[dict], copy_gbps: float | None) -> Table:
+    rows = []
+    for (dtype, case), by_name in _groups(records).items():
+        if case.decode:
+            continue
+        auto = by_name.get(AUTO)
+        rows.append([
+            case.op, dtype, case.shape_label(),
+            number(case.moved_bytes(dtype) / 1e6),
+            number(copy_gbps),
+            *[value_cell(by_name.get(peer), "gbps", number) for peer in (EAGER, COMPILE, LIGER)],
+            value_cell(auto, "gbps", number),
+            value_cell(auto, "pct_copy", percent),
+            ratio_cell(auto),
+            _target_cell(case, dtype, auto),
+            result_cell(auto),
+        ])
+    return list(BANDWIDTH_HEADERS), rows
+
+
+def decode_table(records: list[dict]) -> Table:
+    rows = []
+    for (dtype, case), by_name in _groups(records).items():
+        if not case.decode:
+            continue
+        auto = by_name.get(AUTO)
+        rows.append([
+            case.op, dtype, case.shape_label(),
+            *[value_cell(by_name.get(name), "us", number) for name in (EAGER, COMPILE, LIGER, AUTO)],
+            ratio_cell(auto),
+            _target_cell(case, dtype, auto),
+            result_cell(auto),
+        ])
+    return list(DECODE_HEADERS), rows
+
+
+def report(document: dict, out: Callable[[str], None] = print) -> None:
+    meta, copy, records = document.get("meta") or {}, document.get("copy") or {}, document["records"]
+    out(f"\nNorms and softmax against eager and torch.compile on {meta.get('gpu')} "
+        f"(torch {meta.get('torch')}, CUDA {meta.get('cuda')}): {meta.get('timing')}")
+    if copy.get("gbps"):
+        out(f"device-to-device copy of {copy['bytes'] / 2 ** 30:g} GiB: {copy['gbps']:,.0f} GB/s "
+            "(bytes read + written); GB/s = (input + output + weight/bias bytes) / time")
+    for line in not_run_lines(records):
+        out(f"not measured: {line}")
+    for record in records:
+        if record["correct"] is False:
+            out(f"WRONG: {record['variant']} {record['dtype']} {case_of(record)}: {record['reason']}")
+    bandwidth, decode = bandwidth_table(records, copy.get("gbps")), decode_table(records)
+    if bandwidth[1]:
+        out("\nbandwidth rows: × = the faster of eager and torch.compile, time / auto's; "
+            "result = auto against the target")
+        out(aligned(bandwidth))
+    if decode[1]:
+        out("\ndecode rows, latency after an L2 flush: × = eager time / auto's")
+        out(aligned(decode))
+    counts = acceptance_counts(records)
+    out("acceptance (auto): " + ", ".join(f"{n} {name}" for name, n in counts.items()))
+

@@ -1,0 +1,67 @@
+// Rung 2 of the softmax ladder: warp_per_row (softmax over the last dim).
+//
+// What changed from naive: a warp owns a row and its lanes read consecutive
+// elements (coalesced), the row stays in registers (kCache elements a lane:
+// rows up to 32 x kCache = 1024 wide) between the max, the sum of
+// exponentials and the write, so global memory is read once, and both
+// reductions are warp shuffles. Wider rows re-read the part past the cache.
+//
+// Measured: the softmax benchmark (benchmarks/norm_bench.py) on the H200.
+#pragma once
+
+#include "common/block_reduce.cuh"
+
+namespace memopt {
+
+constexpr int kSoftmaxWarpRowsPerBlock = 4;  // 128 threads
+constexpr int kSoftmaxWarpCache = 32;
+
+template <typename in_t, typename out_t>
+__global__ void __launch_bounds__(32 * kSoftmaxWarpRowsPerBlock)
+    softmax_warp_per_row_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
+                                int64_t dim_size) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kSoftmaxWarpRowsPerBlock + threadIdx.x / 32;
+  if (row >= rows) return;  // whole warps leave: the shuffles stay full
+  const int lane = threadIdx.x % 32;
+  const in_t* xr = x + row * dim_size;
+  out_t* yr = y + row * dim_size;
+
+  float cache[kSoftmaxWarpCache];
+  float max_v = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < kSoftmaxWarpCache; ++k) {
+    const int64_t i = lane + 32 * k;
+    cache[k] = i < dim_size ? static_cast<float>(xr[i]) : -INFINITY;
+    max_v = nan_propagating_max(max_v, cache[k]);
+  }
+  for (int64_t i = lane + 32 * kSoftmaxWarpCache; i < dim_size; i += 32) {
+    max_v = nan_propagating_max(max_v, static_cast<float>(xr[i]));
+  }
+  max_v = warp_reduce(max_v, MaxOp{});
+
+  float sum = 0.f;
+#pragma unroll
+  for (int k = 0; k < kSoftmaxWarpCache; ++k) {
+    const int64_t i = lane + 32 * k;
+    cache[k] = expf(cache[k] - max_v);
+    if (i < dim_size) sum += cache[k];
+  }
+  // Past the cache a lane adds dim_size / 32 terms (8192 at 262144 columns):
+  // in double, or the fp32 sum drifts past 1e-5.
+  double tail = 0.0;
+  for (int64_t i = lane + 32 * kSoftmaxWarpCache; i < dim_size; i += 32) {
+    tail += expf(static_cast<float>(xr[i]) - max_v);
+  }
+  const float inv_sum = 1.f / warp_sum(sum + static_cast<float>(tail));
+
+#pragma unroll
+  for (int k = 0; k < kSoftmaxWarpCache; ++k) {
+    const int64_t i = lane + 32 * k;
+    if (i < dim_size) yr[i] = static_cast<out_t>(cache[k] * inv_sum);
+  }
+  for (int64_t i = lane + 32 * kSoftmaxWarpCache; i < dim_size; i += 32) {
+    yr[i] = static_cast<out_t>(expf(static_cast<float>(xr[i]) - max_v) * inv_sum);
+  }
+}
+
+}  // namespace memopt

@@ -1,0 +1,131 @@
+// Rung 4 of the softmax ladder: online (softmax over the last dim).
+//
+// What changed from block_smem:
+// - One reduction instead of two: each thread keeps a running (max, sum of
+//   exponentials relative to that max) pair and the pairs merge across the
+//   row's threads in one pass: m = max(m1, m2), s = s1 e^(m1 - m) + s2 e^(m2 - m)
+//   (the "online softmax" normalizer), so a row pays one set of barriers, not
+//   two.
+// - 16-byte loads and stores (8 bf16/fp16 or 4 fp32 elements), the row in
+//   registers (kSoftmaxVecs packs a thread) between the reduction and the
+//   write: global memory is read once and written once.
+// - Threads a row sized to the row (32 ... 1024), several rows a block when a
+//   row needs fewer than 128 threads (197-1024 wide).
+// Rows wider than 1024 x kSoftmaxVecs packs (32768 bf16, 16384 fp32) re-read
+// the rest from global memory in the write pass (the cluster rung is for
+// those).
+//
+// Requires dim_size % (16 / sizeof(in_t)) == 0 and 16-byte aligned rows of x
+// and y; the launcher takes block_smem otherwise.
+//
+// Measured: the softmax benchmark (benchmarks/norm_bench.py) on the H200.
+#pragma once
+
+#include "common/block_reduce.cuh"
+#include "common/pack.cuh"
+
+namespace memopt {
+
+constexpr int kSoftmaxVecs = 4;
+constexpr int kSoftmaxMinBlock = 128;
+
+// Merges (m2, s2) into (m, s); two rows of -inf (s = 0) stay (-inf, 0).
+__device__ __forceinline__ void merge_online(float& m, float& s, float m2, float s2) {
+  const float mx = nan_propagating_max(m, m2);
+  if (mx == -INFINITY) return;
+  s = s * expf(m - mx) + s2 * expf(m2 - mx);
+  m = mx;
+}
+
+template <typename in_t, typename out_t, int kThreads>
+__global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads)
+    softmax_online_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
+                          int64_t dim_size) {
+  constexpr int kVec = 16 / sizeof(in_t);
+  constexpr int kBlock = kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads;
+  constexpr int kRowsPerBlock = kBlock / kThreads;
+  constexpr int kWarpsPerRow = kThreads / 32;
+  using InPack = Pack<in_t, kVec>;
+  using OutPack = Pack<out_t, kVec>;
+  __shared__ float scratch_m[kBlock / 32], scratch_s[kBlock / 32];
+
+  const int t = threadIdx.x % kThreads;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreads;
+  const bool active = row < rows;  // rows past the end still take part in the barriers
+  const int64_t packs = active ? dim_size / kVec : 0;
+  const InPack* xr = reinterpret_cast<const InPack*>(x + row * dim_size);
+  OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
+
+  float cache[kSoftmaxVecs][kVec];
+  float m = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < kSoftmaxVecs; ++k) {
+    const int64_t pk = t + static_cast<int64_t>(k) * kThreads;
+    const InPack v = pk < packs ? xr[pk] : InPack{};
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      cache[k][j] = pk < packs ? static_cast<float>(v.v[j]) : -INFINITY;
+      m = nan_propagating_max(m, cache[k][j]);
+    }
+  }
+  // The cached part: its own max first, then the sum (registers, no memory).
+  float s = 0.f;
+  if (m != -INFINITY) {
+#pragma unroll
+    for (int k = 0; k < kSoftmaxVecs; ++k) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) s += expf(cache[k][j] - m);
+    }
+  }
+  // Past the registers: the running update, one pack at a time.
+  for (int64_t pk = t + kSoftmaxVecs * kThreads; pk < packs; pk += kThreads) {
+    const InPack v = xr[pk];
+    float pm = -INFINITY, ps = 0.f;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) pm = nan_propagating_max(pm, static_cast<float>(v.v[j]));
+    if (pm != -INFINITY) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) ps += expf(static_cast<float>(v.v[j]) - pm);
+    }
+    merge_online(m, s, pm, ps);
+  }
+  // Across the row's threads: lanes by shuffles, warps through shared memory.
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
+    const float s2 = __shfl_xor_sync(0xffffffffu, s, offset);
+    merge_online(m, s, m2, s2);
+  }
+  if constexpr (kWarpsPerRow > 1) {
+    const int warp = threadIdx.x / 32;
+    if (threadIdx.x % 32 == 0) scratch_m[warp] = m, scratch_s[warp] = s;
+    __syncthreads();
+    const int first = warp / kWarpsPerRow * kWarpsPerRow;
+    m = scratch_m[first];
+    s = scratch_s[first];
+#pragma unroll
+    for (int w = 1; w < kWarpsPerRow; ++w) merge_online(m, s, scratch_m[first + w], scratch_s[first + w]);
+  }
+  const float inv_sum = 1.f / s;
+
+  const auto write = [&](int64_t pk, const float (&in)[kVec]) {
+    OutPack out;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) out.v[j] = static_cast<out_t>(expf(in[j] - m) * inv_sum);
+    yr[pk] = out;
+  };
+#pragma unroll
+  for (int k = 0; k < kSoftmaxVecs; ++k) {
+    const int64_t pk = t + static_cast<int64_t>(k) * kThreads;
+    if (pk < packs) write(pk, cache[k]);
+  }
+  for (int64_t pk = t + kSoftmaxVecs * kThreads; pk < packs; pk += kThreads) {
+    const InPack v = xr[pk];
+    float in[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) in[j] = static_cast<float>(v.v[j]);
+    write(pk, in);
+  }
+}
+
+}  // namespace memopt

@@ -1,0 +1,88 @@
+"""The LayerNorm / RMSNorm ladder rungs on CUDA (issue 5): every rung at the widths
+that take each of its paths, against a float64 reference, plus NaN propagation.
+
+Widths: 33 (no whole 16-byte pack: vectorized falls back), 768 and 1000 (narrow,
+several rows a block in vectorized), 4096, 20000 (past warp_per_row's registers and
+vectorized's packs for fp32; inside block_smem's shared-memory cache for 16-bit
+types, past it for fp32), 65536 (past every cache: the re-read paths). Row counts
+that are not multiples of the rows a block takes.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_memopt
+from conftest import requires_cuda
+
+TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+SHAPES = [(5, 33), (37, 768), (9, 1000), (7, 4096), (3, 20000), (2, 65536)]
+DTYPES = [pytest.param(d, id=str(d)[6:]) for d in (torch.float32, torch.float16, torch.bfloat16)]
+
+
+def cuda_variants(op):
+    return [v for v in torch_memopt.variants(op, "cuda")] if torch.cuda.is_available() else []
+
+
+def rel_error(out, ref):
+    return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def reference(op, x, weight, bias, eps):
+    if op == "layer_norm":
+        return F.layer_norm(x.double(), x.shape[-1:], weight.double(), bias.double(), eps)
+    return F.rms_norm(x.double(), x.shape[-1:], weight.double(), eps)
+
+
+def call(op, x, weight, bias, eps, variant):
+    if op == "layer_norm":
+        return torch_memopt.layer_norm(x, [x.shape[-1]], weight, bias, eps, variant=variant)
+    return torch_memopt.rms_norm(x, [x.shape[-1]], weight, eps, variant=variant)
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("fp32_params", [False, True], ids=["params-in-dtype", "fp32-params"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_every_rung_at_every_path(op, dtype, fp32_params):
+    failures = []
+    param_dtype = torch.float32 if fp32_params else dtype
+    for rows, n in SHAPES:
+        # A mean far from zero: a one-pass E[x^2] - mean^2 variance would lose it.
+        x = torch.randn(rows, n, device="cuda", dtype=dtype) + 3
+        weight = torch.randn(n, device="cuda", dtype=param_dtype)
+        bias = torch.randn(n, device="cuda", dtype=param_dtype)
+        ref = reference(op, x, weight, bias, 1e-5)
+        for variant in cuda_variants(op):
+            out = call(op, x, weight, bias, 1e-5, variant)
+            err = rel_error(out, ref)
+            if out.dtype != dtype or not err < TOLERANCE[dtype]:
+                failures.append(f"{variant} {rows}x{n}: {out.dtype}, relative error {err:.2e}")
+    assert not failures, "\n".join(failures)
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_nan_and_inf_rows_propagate_like_torch(op):
+    n = 4096
+    x = torch.randn(4, n, device="cuda", dtype=torch.bfloat16)
+    x[1, 17] = float("nan")
+    x[2, 5] = float("inf")
+    weight = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    expected = (F.layer_norm(x.float(), [n], weight.float(), bias.float()) if op == "layer_norm"
+                else F.rms_norm(x.float(), [n], weight.float(), 1e-5))
+    for variant in cuda_variants(op):
+        out = call(op, x, weight, bias, 1e-5, variant).float()
+        assert torch.equal(out.isnan(), expected.isnan()), f"{variant}: NaN pattern differs"
+        finite = expected.isfinite()
+        assert torch.allclose(out[finite], expected[finite], rtol=2e-2, atol=2e-2), variant
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_auto_and_the_ladder_are_listed_in_order():
+    for op in ("layer_norm", "rms_norm"):
+        assert cuda_variants(op) == ["auto", "naive", "warp_per_row", "block_smem", "vectorized"]

@@ -1,0 +1,78 @@
+"""The softmax ladder rungs on CUDA (issue 5): every rung at the widths that take
+each of its paths, against a float64 reference; NaN, -inf and all -inf rows as
+torch.softmax has them; a float32 output from 16-bit input; a softmax over an
+inner dim (the rungs after naive hand it to naive).
+
+Widths: 33 (no whole 16-byte pack: online falls back), 197 and 1000 (several rows a
+block in online), 4096, 20000 (past warp_per_row's registers), 65536 (past the
+shared-memory cache of 16-bit rows and online's registers: the re-read paths) and
+262144 (one row of the vocabulary-size kind).
+"""
+
+import pytest
+import torch
+
+import torch_memopt
+from conftest import requires_cuda
+
+TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+SHAPES = [(5, 33), (37, 197), (9, 1000), (7, 4096), (3, 20000), (2, 65536), (1, 262144)]
+DTYPES = [pytest.param(d, id=str(d)[6:]) for d in (torch.float32, torch.float16, torch.bfloat16)]
+
+
+def cuda_variants():
+    return torch_memopt.variants("softmax", "cuda") if torch.cuda.is_available() else []
+
+
+def rel_error(out, ref):
+    return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_rung_at_every_path(dtype):
+    failures = []
+    for rows, n in SHAPES:
+        x = torch.randn(rows, n, device="cuda", dtype=dtype) * 4
+        ref = torch.softmax(x.double(), -1)
+        for variant in cuda_variants():
+            for out_dtype in (None, torch.float32):
+                out = torch_memopt.softmax(x, -1, out_dtype, variant=variant)
+                err = rel_error(out, ref)
+                tol = TOLERANCE[out_dtype or dtype]
+                if out.dtype != (out_dtype or dtype) or not err < tol:
+                    failures.append(f"{variant} {rows}x{n} -> {out.dtype}: relative error {err:.2e}")
+    assert not failures, "\n".join(failures)
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("n", [1000, 4096, 65536])
+def test_nan_inf_and_all_minus_inf_rows_match_torch(n):
+    x = torch.randn(5, n, device="cuda", dtype=torch.bfloat16)
+    x[1, 7] = float("nan")
+    x[2, 3] = float("inf")
+    x[3] = float("-inf")
+    x[4, ::2] = float("-inf")
+    expected = torch.softmax(x.float(), -1)
+    for variant in cuda_variants():
+        out = torch_memopt.softmax(x, -1, torch.float32, variant=variant)
+        assert torch.equal(out.isnan(), expected.isnan()), f"{variant}: NaN pattern differs"
+        finite = expected.isfinite()
+        assert torch.allclose(out[finite], expected[finite], rtol=1e-2, atol=1e-6), variant
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_an_inner_dim_runs_on_every_variant():
+    x = torch.randn(4, 300, 40, device="cuda")
+    ref = torch.softmax(x.double(), 1)
+    for variant in cuda_variants():
+        assert rel_error(torch_memopt.softmax(x, 1, variant=variant), ref) < 1e-5, variant
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_the_ladder_is_listed_in_order():
+    assert cuda_variants() == ["auto", "naive", "warp_per_row", "block_smem", "online"]

@@ -18,4 +18,14 @@ TORCH_LIBRARY(memopt, m) {
       "float? eps=None, *, str variant=\"auto\") -> Tensor");
   m.def("softmax(Tensor input, int dim=-1, ScalarType? dtype=None, *, "
         "str variant=\"auto\") -> Tensor");
+  // The residual add of a transformer block fused with the norm after it:
+  // sum = input + residual (rounded to the input's dtype), then the norm of
+  // sum, in one pass over memory. Returns (normalized, sum).
+  m.def(
+      "add_rms_norm(Tensor input, Tensor residual, SymInt[] normalized_shape, "
+      "Tensor? weight=None, float? eps=None, *, str variant=\"auto\") -> (Tensor, Tensor)");
+  m.def(
+      "add_layer_norm(Tensor input, Tensor residual, SymInt[] normalized_shape, "
+      "Tensor? weight=None, Tensor? bias=None, float eps=1e-05, *, "
+      "str variant=\"auto\") -> (Tensor, Tensor)");
 }

@@ -1,13 +1,16 @@
 """torch_memopt: memory-hierarchy-optimized inference kernels for PyTorch.
 
 The ops are registered with the PyTorch dispatcher as ``torch.ops.memopt.*``
-(gemm, linear, layer_norm, rms_norm, softmax) by the native extension
+(gemm, linear, layer_norm, rms_norm, softmax, and the fused add_layer_norm and
+add_rms_norm) by the native extension
 ``torch_memopt._C``; this package adds typed wrappers, the fake (meta) kernels
 that make them traceable by ``torch.compile``, and the inference-only autograd
 guard. See ``torch_memopt.ops`` for the shapes each op takes.
 """
 
 from torch_memopt.ops import (
+    add_layer_norm,
+    add_rms_norm,
     built_with_cuda,
     gemm,
     layer_norm,
@@ -18,6 +21,8 @@ from torch_memopt.ops import (
 )
 
 __all__ = [
+    "add_layer_norm",
+    "add_rms_norm",
     "built_with_cuda",
     "gemm",
     "layer_norm",

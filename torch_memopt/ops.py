@@ -19,7 +19,7 @@ import torch
 
 from torch_memopt import _C  # noqa: F401  (loads the native ops into torch.ops.memopt)
 
-OPS = ("gemm", "linear", "layer_norm", "rms_norm", "softmax")
+OPS = ("gemm", "linear", "layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm")
 
 # The stock op each memopt op replaces; named in the backward error so a user
 # who needs gradients knows what to call instead.
@@ -29,6 +29,8 @@ _STOCK_OP = {
     "layer_norm": "torch.nn.functional.layer_norm",
     "rms_norm": "torch.nn.functional.rms_norm",
     "softmax": "torch.softmax",
+    "add_layer_norm": "input + residual, then torch.nn.functional.layer_norm",
+    "add_rms_norm": "input + residual, then torch.nn.functional.rms_norm",
 }
 
 
@@ -151,6 +153,50 @@ def rms_norm(
     return torch.ops.memopt.rms_norm(input, list(normalized_shape), weight, eps, variant=variant)
 
 
+def add_layer_norm(
+    input: torch.Tensor,
+    residual: torch.Tensor,
+    normalized_shape: Sequence[int],
+    weight: Optional[torch.Tensor] = None,
+    bias: Optional[torch.Tensor] = None,
+    eps: float = 1e-5,
+    *,
+    variant: str = "auto",
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The residual add of a transformer block and the LayerNorm after it, in one pass:
+    ``s = input + residual`` and ``F.layer_norm(s, normalized_shape, weight, bias, eps)``.
+
+    Args:
+        input, residual: the same shape [*, *normalized_shape], dtype and device.
+        normalized_shape, weight, bias, eps: as ``layer_norm``.
+
+    Returns:
+        ``(normalized, s)``: both ``input``'s shape, contiguous, ``input``'s dtype. ``s``
+        is rounded to the dtype as ``input + residual`` is, and ``normalized`` is the
+        norm of that rounded sum (what the two stock calls give).
+    """
+    return torch.ops.memopt.add_layer_norm(
+        input, residual, list(normalized_shape), weight, bias, eps, variant=variant
+    )
+
+
+def add_rms_norm(
+    input: torch.Tensor,
+    residual: torch.Tensor,
+    normalized_shape: Sequence[int],
+    weight: Optional[torch.Tensor] = None,
+    eps: Optional[float] = None,
+    *,
+    variant: str = "auto",
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``s = input + residual`` and ``F.rms_norm(s, normalized_shape, weight, eps)`` in
+    one pass; returns ``(normalized, s)`` as ``add_layer_norm`` does. ``eps`` None is
+    ``torch.finfo(torch.float32).eps``, as for ``rms_norm``."""
+    return torch.ops.memopt.add_rms_norm(
+        input, residual, list(normalized_shape), weight, eps, variant=variant
+    )
+
+
 def softmax(
     input: torch.Tensor,
     dim: int = -1,
@@ -206,6 +252,17 @@ def _rms_norm_fake(input, normalized_shape, weight=None, eps=None, *, variant="a
 @torch.library.register_fake("memopt::softmax")
 def _softmax_fake(input, dim=-1, dtype=None, *, variant="auto"):
     return input.new_empty(input.shape, dtype=dtype if dtype is not None else input.dtype)
+
+
+@torch.library.register_fake("memopt::add_layer_norm")
+def _add_layer_norm_fake(input, residual, normalized_shape, weight=None, bias=None, eps=1e-5, *,
+                         variant="auto"):
+    return input.new_empty(input.shape), input.new_empty(input.shape)
+
+
+@torch.library.register_fake("memopt::add_rms_norm")
+def _add_rms_norm_fake(input, residual, normalized_shape, weight=None, eps=None, *, variant="auto"):
+    return input.new_empty(input.shape), input.new_empty(input.shape)
 
 
 # Inference only: a backward that fails loudly.

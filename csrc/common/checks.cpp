@@ -147,6 +147,23 @@ int64_t check_norm_inputs(const char* op, const at::Tensor& input,
   return row_length;
 }
 
+int64_t check_add_norm_inputs(const char* op, const at::Tensor& input, const at::Tensor& residual,
+                              c10::SymIntArrayRef normalized_shape,
+                              const std::optional<at::Tensor>& weight,
+                              const std::optional<at::Tensor>& bias) {
+  const int64_t row_length = check_norm_inputs(op, input, normalized_shape, weight, bias);
+  TORCH_CHECK(residual.sizes() == input.sizes(), "memopt::", op,
+              ": expected residual of the input's shape ", shape_string(input.sizes()), ", got ",
+              shape_string(residual.sizes()));
+  TORCH_CHECK_TYPE(residual.scalar_type() == input.scalar_type(), "memopt::", op,
+                   ": expected residual of the input's dtype ", dtype_name(input.scalar_type()),
+                   ", got ", dtype_name(residual.scalar_type()));
+  TORCH_CHECK(residual.device() == input.device(), "memopt::", op,
+              ": expected residual on the input's device ", input.device(), ", got ",
+              residual.device());
+  return row_length;
+}
+
 int64_t check_softmax_inputs(const at::Tensor& input, int64_t dim,
                              std::optional<c10::ScalarType> dtype) {
   check_float_tensor("softmax", "input", input);

@@ -27,6 +27,13 @@ int64_t check_norm_inputs(const char* op, const at::Tensor& input,
                           const std::optional<at::Tensor>& weight,
                           const std::optional<at::Tensor>& bias);
 
+// check_norm_inputs plus the residual of the fused add + norm ops: the
+// input's shape, dtype and device. `op` is "add_layer_norm" or "add_rms_norm".
+int64_t check_add_norm_inputs(const char* op, const at::Tensor& input, const at::Tensor& residual,
+                              c10::SymIntArrayRef normalized_shape,
+                              const std::optional<at::Tensor>& weight,
+                              const std::optional<at::Tensor>& bias);
+
 // Returns `dim` wrapped into [0, max(input.dim(), 1)).
 int64_t check_softmax_inputs(const at::Tensor& input, int64_t dim,
                              std::optional<c10::ScalarType> dtype);

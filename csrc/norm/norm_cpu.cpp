@@ -1,10 +1,13 @@
-// CPU reference kernels of memopt::layer_norm and memopt::rms_norm: one row at
+// CPU reference kernels of memopt::layer_norm and memopt::rms_norm (and of the
+// fused add_layer_norm / add_rms_norm: the rounded sum, then the norm): one row at
 // a time, statistics in fp32 by two passes (mean, then squared deviations:
 // no catastrophic cancellation of E[x^2] - E[x]^2), rows spread over threads.
 #include <ATen/Parallel.h>
+#include <ATen/ops/add.h>
 #include <torch/library.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "common/checks.h"
 #include "common/dispatch.h"
@@ -16,6 +19,9 @@ namespace {
 
 const VariantTable kLayerNormCpuVariants("layer_norm", c10::DeviceType::CPU, {{"reference"}});
 const VariantTable kRmsNormCpuVariants("rms_norm", c10::DeviceType::CPU, {{"reference"}});
+const VariantTable kAddLayerNormCpuVariants("add_layer_norm", c10::DeviceType::CPU,
+                                            {{"reference"}});
+const VariantTable kAddRmsNormCpuVariants("add_rms_norm", c10::DeviceType::CPU, {{"reference"}});
 
 template <typename scalar_t, typename param_t>
 void normalize_rows_cpu(const NormRows& p, bool rms) {
@@ -86,11 +92,43 @@ at::Tensor rms_norm_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_
   return p.out;
 }
 
+// The fused add + norm references: the sum rounded to the input's dtype (what
+// `input + residual` returns), then the norm of that sum.
+std::tuple<at::Tensor, at::Tensor> add_layer_norm_cpu(
+    const at::Tensor& input, const at::Tensor& residual, c10::SymIntArrayRef normalized_shape,
+    const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps,
+    c10::string_view variant) {
+  const int64_t row_length =
+      check_add_norm_inputs("add_layer_norm", input, residual, normalized_shape, weight, bias);
+  kAddLayerNormCpuVariants.select(variant, 0, "reference");
+  const at::Tensor sum = at::add(input, residual).contiguous();
+  const NormRows p = prepare_norm_rows(sum, row_length, weight, bias, eps);
+  normalize_cpu(p, /*rms=*/false);
+  return {p.out, sum};
+}
+
+std::tuple<at::Tensor, at::Tensor> add_rms_norm_cpu(const at::Tensor& input,
+                                                    const at::Tensor& residual,
+                                                    c10::SymIntArrayRef normalized_shape,
+                                                    const std::optional<at::Tensor>& weight,
+                                                    std::optional<double> eps,
+                                                    c10::string_view variant) {
+  const int64_t row_length = check_add_norm_inputs("add_rms_norm", input, residual,
+                                                   normalized_shape, weight, std::nullopt);
+  kAddRmsNormCpuVariants.select(variant, 0, "reference");
+  const at::Tensor sum = at::add(input, residual).contiguous();
+  const NormRows p = prepare_norm_rows(sum, row_length, weight, std::nullopt, eps);
+  normalize_cpu(p, /*rms=*/true);
+  return {p.out, sum};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(memopt, CPU, m) {
   m.impl("layer_norm", &layer_norm_cpu);
   m.impl("rms_norm", &rms_norm_cpu);
+  m.impl("add_layer_norm", &add_layer_norm_cpu);
+  m.impl("add_rms_norm", &add_rms_norm_cpu);
 }
 
 }  // namespace memopt

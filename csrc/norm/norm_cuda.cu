@@ -4,8 +4,12 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <ATen/ops/add.h>
+#include <ATen/ops/empty_like.h>
+
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/cuda_launch.cuh"
@@ -27,6 +31,9 @@ std::vector<Variant> norm_rungs() {
 }
 const VariantTable kLayerNormCudaVariants("layer_norm", c10::DeviceType::CUDA, norm_rungs());
 const VariantTable kRmsNormCudaVariants("rms_norm", c10::DeviceType::CUDA, norm_rungs());
+// The fused add + norm ops: one rung (the vectorized kernel with kAdd).
+const VariantTable kAddLayerNormCudaVariants("add_layer_norm", c10::DeviceType::CUDA, {{"fused"}});
+const VariantTable kAddRmsNormCudaVariants("add_rms_norm", c10::DeviceType::CUDA, {{"fused"}});
 
 // block_smem caches up to this much of a row: dynamic plus static
 // shared memory must stay within the 48 KB a block gets without an opt-in
@@ -53,29 +60,40 @@ std::string auto_rung(const NormRows& p) {
   return p.row_length > 1024 ? "block_smem" : "warp_per_row";
 }
 
-template <typename scalar_t, typename param_t, bool kRms, int kThreads>
-void launch_vectorized(const NormRows& p, cudaStream_t stream) {
+// kAdd: the fused add + norm, reading `residual` and writing `sum` beside
+// the normalized output.
+template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd>
+void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::Tensor& sum,
+                       cudaStream_t stream) {
   constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
   constexpr int64_t kRowsPerBlock = kBlock / kThreads;
   const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
-  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads><<<blocks, kBlock, 0, stream>>>(
+  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd><<<blocks, kBlock, 0, stream>>>(
       p.input.const_data_ptr<scalar_t>(),
       p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
       p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
-      p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.eps);
+      p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.eps,
+      kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
+      kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr);
 }
 
 // The fewest threads a row (32 ... 1024) whose kNormVecs packs each hold it.
-template <typename scalar_t, typename param_t, bool kRms>
-void launch_vectorized_sized(const NormRows& p, cudaStream_t stream) {
+template <typename scalar_t, typename param_t, bool kRms, bool kAdd = false>
+void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
+                             const at::Tensor& residual = {}, const at::Tensor& sum = {}) {
   const int64_t per_thread = kNormVecs * (16 / static_cast<int64_t>(sizeof(scalar_t)));
   const int64_t threads = ceil_div<int64_t>(p.row_length, per_thread);
-  if (threads <= 32) return launch_vectorized<scalar_t, param_t, kRms, 32>(p, stream);
-  if (threads <= 64) return launch_vectorized<scalar_t, param_t, kRms, 64>(p, stream);
-  if (threads <= 128) return launch_vectorized<scalar_t, param_t, kRms, 128>(p, stream);
-  if (threads <= 256) return launch_vectorized<scalar_t, param_t, kRms, 256>(p, stream);
-  if (threads <= 512) return launch_vectorized<scalar_t, param_t, kRms, 512>(p, stream);
-  launch_vectorized<scalar_t, param_t, kRms, 1024>(p, stream);
+  if (threads <= 32) return launch_vectorized<scalar_t, param_t, kRms, 32, kAdd>(p, residual, sum, stream);
+  if (threads <= 64) return launch_vectorized<scalar_t, param_t, kRms, 64, kAdd>(p, residual, sum, stream);
+  if (threads <= 128) return launch_vectorized<scalar_t, param_t, kRms, 128, kAdd>(p, residual, sum, stream);
+  if (threads <= 256) return launch_vectorized<scalar_t, param_t, kRms, 256, kAdd>(p, residual, sum, stream);
+  // The fused add needs more registers than 1024 threads leave (64 each:
+  // ptxas spilled 84-132 bytes), so it stops at 512 and re-reads its sum
+  // past the registers.
+  if (threads <= 512 || kAdd) {
+    return launch_vectorized<scalar_t, param_t, kRms, 512, kAdd>(p, residual, sum, stream);
+  }
+  launch_vectorized<scalar_t, param_t, kRms, 1024, false>(p, residual, sum, stream);
 }
 
 template <bool kRms>
@@ -148,11 +166,67 @@ at::Tensor rms_norm_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized
   return p.out;
 }
 
+// add_layer_norm / add_rms_norm: the fused vectorized kernel where its packs
+// read the rows (and residual and sum are 16-byte aligned too); otherwise the
+// sum first, then the norm auto picks for it (two passes, same results).
+template <bool kRms>
+std::tuple<at::Tensor, at::Tensor> add_norm(const at::Tensor& input, const at::Tensor& residual,
+                                            int64_t row_length,
+                                            const std::optional<at::Tensor>& weight,
+                                            const std::optional<at::Tensor>& bias,
+                                            std::optional<double> eps) {
+  const c10::cuda::CUDAGuard device_guard(input.device());
+  const NormRows p = prepare_norm_rows(input, row_length, weight, bias, eps);
+  const at::Tensor res = residual.contiguous();
+  at::Tensor sum = at::empty_like(p.input);
+  if (p.out.numel() == 0) return {p.out, sum};
+  if (vector_ready(p) && aligned_16(res) && aligned_16(sum)) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_add_norm", [&] {
+      if (p.fp32_params) {
+        launch_vectorized_sized<scalar_t, float, kRms, true>(p, stream, res, sum);
+      } else {
+        launch_vectorized_sized<scalar_t, scalar_t, kRms, true>(p, stream, res, sum);
+      }
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    });
+    return {p.out, sum};
+  }
+  sum = at::add(p.input, res);
+  const NormRows q = prepare_norm_rows(sum, row_length, weight, bias, eps);
+  launch_norm<kRms>(auto_rung(q), q);
+  return {q.out, sum};
+}
+
+std::tuple<at::Tensor, at::Tensor> add_layer_norm_cuda(
+    const at::Tensor& input, const at::Tensor& residual, c10::SymIntArrayRef normalized_shape,
+    const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps,
+    c10::string_view variant) {
+  const int64_t row_length =
+      check_add_norm_inputs("add_layer_norm", input, residual, normalized_shape, weight, bias);
+  kAddLayerNormCudaVariants.select(variant, capability_of(input), "fused");
+  return add_norm</*kRms=*/false>(input, residual, row_length, weight, bias, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor> add_rms_norm_cuda(const at::Tensor& input,
+                                                     const at::Tensor& residual,
+                                                     c10::SymIntArrayRef normalized_shape,
+                                                     const std::optional<at::Tensor>& weight,
+                                                     std::optional<double> eps,
+                                                     c10::string_view variant) {
+  const int64_t row_length = check_add_norm_inputs("add_rms_norm", input, residual,
+                                                   normalized_shape, weight, std::nullopt);
+  kAddRmsNormCudaVariants.select(variant, capability_of(input), "fused");
+  return add_norm</*kRms=*/true>(input, residual, row_length, weight, std::nullopt, eps);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(memopt, CUDA, m) {
   m.impl("layer_norm", &layer_norm_cuda);
   m.impl("rms_norm", &rms_norm_cuda);
+  m.impl("add_layer_norm", &add_layer_norm_cuda);
+  m.impl("add_rms_norm", &add_rms_norm_cuda);
 }
 
 }  // namespace memopt

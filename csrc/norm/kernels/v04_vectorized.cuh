@@ -12,6 +12,13 @@
 // Requires row_length % (16 / sizeof(scalar_t)) == 0 and 16-byte aligned x,
 // y, weight and bias; the launcher takes block_smem otherwise.
 //
+// kAdd (the fused add_layer_norm / add_rms_norm): the row is input +
+// residual, rounded to scalar_t as `input + residual` would be; the kernel
+// writes that sum (its second output) while loading, and normalizes it. One
+// pass: 2 reads and 2 writes an element instead of the 3 reads and 2 writes
+// of an add kernel followed by the norm. Past the registers it re-reads the
+// sum it wrote (each thread its own packs).
+//
 // Expected: near copy speed wherever the grid holds enough rows.
 //
 // Measured: the norm benchmark (benchmarks/norm_bench.py) on the H200.
@@ -25,11 +32,13 @@ namespace memopt {
 constexpr int kNormVecs = 4;              // 16-byte packs a thread keeps in registers
 constexpr int kNormVecMinBlock = 128;     // threads a block at least (several narrow rows)
 
-template <typename scalar_t, typename param_t, bool kRms, int kThreads>
+template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd = false>
 __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
-                           int64_t rows, int64_t row_length, float eps) {
+                           int64_t rows, int64_t row_length, float eps,
+                           const scalar_t* __restrict__ residual = nullptr,
+                           scalar_t* __restrict__ sum_out = nullptr) {
   constexpr int kVec = 16 / sizeof(scalar_t);
   constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
   constexpr int kRowsPerBlock = kBlock / kThreads;
@@ -44,6 +53,28 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   const int64_t packs = active ? row_length / kVec : 0;
   const XPack* xr = reinterpret_cast<const XPack*>(x + row * row_length);
   XPack* yr = reinterpret_cast<XPack*>(y + row * row_length);
+  const XPack* rr = kAdd ? reinterpret_cast<const XPack*>(residual + row * row_length) : nullptr;
+  XPack* sr = kAdd ? reinterpret_cast<XPack*>(sum_out + row * row_length) : nullptr;
+  // Pack pk of the row to normalize, in fp32: x, or x + residual rounded to
+  // scalar_t and written to sum_out on the first pass.
+  const auto load = [&](int64_t pk, float (&v)[kVec], bool first_pass) {
+    const XPack a = kAdd && !first_pass ? sr[pk] : xr[pk];
+    if constexpr (kAdd) {
+      if (first_pass) {
+        const XPack b = rr[pk];
+        XPack s;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          s.v[j] = static_cast<scalar_t>(static_cast<float>(a.v[j]) + static_cast<float>(b.v[j]));
+          v[j] = static_cast<float>(s.v[j]);
+        }
+        sr[pk] = s;
+        return;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(a.v[j]);
+  };
   const float n = static_cast<float>(row_length);
 
   float cache[kNormVecs][kVec];
@@ -51,17 +82,20 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
     const int64_t pk = t + static_cast<int64_t>(k) * kThreads;
-    const XPack v = pk < packs ? xr[pk] : XPack{};
+    if (pk < packs) {
+      load(pk, cache[k], true);
+    } else {
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      cache[k][j] = pk < packs ? static_cast<float>(v.v[j]) : 0.f;
-      sum += cache[k][j];
+      for (int j = 0; j < kVec; ++j) cache[k][j] = 0.f;
     }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sum += cache[k][j];
   }
   for (int64_t pk = t + kNormVecs * kThreads; pk < packs; pk += kThreads) {
-    const XPack v = xr[pk];
+    float v[kVec];
+    load(pk, v, true);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sum += static_cast<float>(v.v[j]);
+    for (int j = 0; j < kVec; ++j) sum += v[j];
   }
   constexpr int kWarpsPerRow = kThreads / 32, kWarps = kBlock / 32;
   const float total = group_sum<kWarpsPerRow, kWarps>(sum, scratch);
@@ -78,10 +112,11 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     }
   }
   for (int64_t pk = t + kNormVecs * kThreads; pk < packs; pk += kThreads) {
-    const XPack v = xr[pk];
+    float v[kVec];
+    load(pk, v, false);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      const float d = static_cast<float>(v.v[j]) - mean;
+      const float d = v[j] - mean;
       sq += d * d;
     }
   }
@@ -107,10 +142,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     if (pk < packs) write(pk, cache[k]);
   }
   for (int64_t pk = t + kNormVecs * kThreads; pk < packs; pk += kThreads) {
-    const XPack v = xr[pk];
     float in[kVec];
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) in[j] = static_cast<float>(v.v[j]);
+    load(pk, in, false);
     write(pk, in);
   }
 }

@@ -86,3 +86,19 @@ def test_nan_and_inf_rows_propagate_like_torch(op):
 def test_auto_and_the_ladder_are_listed_in_order():
     for op in ("layer_norm", "rms_norm"):
         assert cuda_variants(op) == ["auto", "naive", "warp_per_row", "block_smem", "vectorized"]
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_row_strided_input_on_every_rung(op):
+    """x[:, :N] of a wider tensor: rows 2N + 8 apart, read in place (no copy)."""
+    for n in (768, 4096):
+        wide = torch.randn(9, 2 * n + 8, device="cuda", dtype=torch.bfloat16)
+        x = wide[:, :n]
+        weight = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+        bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+        ref = reference(op, x, weight, bias, 1e-5)
+        for variant in cuda_variants(op):
+            out = call(op, x, weight, bias, 1e-5, variant)
+            assert out.is_contiguous() and rel_error(out, ref) < 1e-2, f"{variant} {n}"

@@ -13,9 +13,14 @@ NormRows prepare_norm_rows(const at::Tensor& input, int64_t row_length,
   NormRows rows;
   rows.row_length = row_length;
   rows.eps = static_cast<float>(eps.value_or(std::numeric_limits<float>::epsilon()));
-  rows.input = input.contiguous();
   rows.out = at::empty(input.sizes(), input.options().memory_format(c10::MemoryFormat::Contiguous));
   rows.rows = rows.row_length == 0 ? 0 : input.numel() / rows.row_length;
+  // reshape copies only when the rows cannot be one evenly strided view; the
+  // kernels read rows in_stride apart, so a row-strided input costs no copy.
+  at::Tensor flat = input.reshape({rows.rows, rows.row_length});
+  if (rows.row_length > 1 && flat.stride(1) != 1) flat = flat.contiguous();
+  rows.input = flat;
+  rows.in_stride = rows.rows > 1 ? flat.stride(0) : rows.row_length;
   const bool has_weight = weight.has_value() && weight->defined();
   const bool has_bias = bias.has_value() && bias->defined();
   rows.fp32_params = (has_weight && weight->scalar_type() == at::kFloat) ||

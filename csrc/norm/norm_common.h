@@ -9,7 +9,11 @@
 namespace memopt {
 
 struct NormRows {
-  at::Tensor input;   // [rows, row_length] contiguous (a view of the caller's input when it can be)
+  // [rows, row_length] with unit inner stride, rows in_stride elements apart:
+  // a view of the caller's input whenever its rows are evenly spaced (a
+  // slice x[:, :N] of a wider tensor, say), else a contiguous copy.
+  at::Tensor input;
+  int64_t in_stride = 0;
   at::Tensor weight;  // [row_length] contiguous, or undefined
   at::Tensor bias;    // [row_length] contiguous, or undefined (always for rms_norm)
   at::Tensor out;     // the caller's output shape, contiguous, input dtype

@@ -34,7 +34,7 @@ void normalize_rows_cpu(const NormRows& p, bool rms) {
   const int64_t grain = std::max<int64_t>(1, 16384 / N);
   at::parallel_for(0, p.rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const scalar_t* xr = x + r * N;
+      const scalar_t* xr = x + r * p.in_stride;
       scalar_t* yr = y + r * N;
       float mean = 0.f;
       if (!rms) {

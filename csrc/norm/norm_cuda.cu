@@ -48,7 +48,8 @@ bool aligned_16(const at::Tensor& t) {
 // parameters.
 bool vector_ready(const NormRows& p) {
   const int64_t vec = 16 / static_cast<int64_t>(p.input.element_size());
-  return p.row_length % vec == 0 && aligned_16(p.input) && aligned_16(p.out) &&
+  return p.row_length % vec == 0 && p.in_stride % vec == 0 && aligned_16(p.input) &&
+         aligned_16(p.out) &&
          aligned_16(p.weight) && aligned_16(p.bias);
 }
 
@@ -72,7 +73,7 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
       p.input.const_data_ptr<scalar_t>(),
       p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
       p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
-      p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.eps,
+      p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
       kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
       kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr);
 }
@@ -111,14 +112,14 @@ void launch_norm(const std::string& rung, const NormRows& p) {
         const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kNormWarpRowsPerBlock));
         norm_warp_per_row_kernel<scalar_t, param_t, kRms>
             <<<blocks, 32 * kNormWarpRowsPerBlock, 0, stream>>>(x, w, b, y, p.rows, p.row_length,
-                                                                p.eps);
+                                                                p.in_stride, p.eps);
       } else if (rung == "block_smem") {
         const int64_t cached = std::min<int64_t>(
             p.row_length, kBlockSmemCacheBytes / static_cast<int64_t>(sizeof(scalar_t)));
         norm_block_smem_kernel<scalar_t, param_t, kRms>
             <<<static_cast<unsigned>(p.rows), kNormBlockThreads,
-               static_cast<size_t>(cached) * sizeof(scalar_t), stream>>>(x, w, b, y, p.row_length,
-                                                                          cached, p.eps);
+               static_cast<size_t>(cached) * sizeof(scalar_t), stream>>>(
+                x, w, b, y, p.row_length, p.in_stride, cached, p.eps);
       } else if (rung == "vectorized" && vector_ready(p)) {
         launch_vectorized_sized<scalar_t, param_t, kRms>(p, stream);
       } else if (rung == "vectorized") {
@@ -129,7 +130,7 @@ void launch_norm(const std::string& rung, const NormRows& p) {
       } else {
         const unsigned blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kNormNaiveThreads));
         norm_naive_kernel<scalar_t, param_t, kRms><<<blocks, kNormNaiveThreads, 0, stream>>>(
-            x, w, b, y, p.rows, p.row_length, p.eps);
+            x, w, b, y, p.rows, p.row_length, p.in_stride, p.eps);
       }
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
@@ -178,7 +179,7 @@ std::tuple<at::Tensor, at::Tensor> add_norm(const at::Tensor& input, const at::T
   const c10::cuda::CUDAGuard device_guard(input.device());
   const NormRows p = prepare_norm_rows(input, row_length, weight, bias, eps);
   const at::Tensor res = residual.contiguous();
-  at::Tensor sum = at::empty_like(p.input);
+  at::Tensor sum = at::empty_like(p.out);
   if (p.out.numel() == 0) return {p.out, sum};
   if (vector_ready(p) && aligned_16(res) && aligned_16(sum)) {
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
@@ -192,7 +193,7 @@ std::tuple<at::Tensor, at::Tensor> add_norm(const at::Tensor& input, const at::T
     });
     return {p.out, sum};
   }
-  sum = at::add(p.input, res);
+  sum = at::add(input, res);
   const NormRows q = prepare_norm_rows(sum, row_length, weight, bias, eps);
   launch_norm<kRms>(auto_rung(q), q);
   return {q.out, sum};

@@ -10,7 +10,12 @@
 namespace memopt {
 
 struct SoftmaxRows {
-  at::Tensor input;  // contiguous; dtype float32/16/bf16
+  // dtype float32/16/bf16. Over the last dim: [outer, dim_size] with unit
+  // inner stride, rows in_stride elements apart (a view of the caller's input
+  // whenever its rows are evenly spaced, else a contiguous copy); over an
+  // inner dim: contiguous, in_stride = dim_size * inner.
+  at::Tensor input;
+  int64_t in_stride = 0;
   at::Tensor out;    // contiguous, input's shape; dtype = `dtype` or the input's
   int64_t outer = 1;
   int64_t dim_size = 1;

@@ -25,7 +25,9 @@ void softmax_rows_cpu(const SoftmaxRows& p) {
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, D));
   at::parallel_for(0, p.outer * inner, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const int64_t base = (r / inner) * D * inner + r % inner;
+      // Input rows of `outer` in_stride apart; the output is contiguous.
+      const int64_t base = (r / inner) * p.in_stride + r % inner;
+      const int64_t out_base = (r / inner) * D * inner + r % inner;
       float max_v = -std::numeric_limits<float>::infinity();
       for (int64_t d = 0; d < D; ++d) {
         max_v = nan_propagating_max(max_v, static_cast<float>(x[base + d * inner]));
@@ -34,7 +36,7 @@ void softmax_rows_cpu(const SoftmaxRows& p) {
       for (int64_t d = 0; d < D; ++d) sum += std::exp(static_cast<float>(x[base + d * inner]) - max_v);
       const float inv_sum = 1.f / sum;
       for (int64_t d = 0; d < D; ++d) {
-        y[base + d * inner] =
+        y[out_base + d * inner] =
             static_cast<out_t>(std::exp(static_cast<float>(x[base + d * inner]) - max_v) * inv_sum);
       }
     }

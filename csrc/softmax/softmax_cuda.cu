@@ -34,7 +34,8 @@ bool aligned_to(const at::Tensor& t, int64_t bytes) {
 // online's packs: 16 bytes of input, as many elements of output.
 bool online_ready(const SoftmaxRows& p) {
   const int64_t vec = 16 / static_cast<int64_t>(p.input.element_size());
-  return p.inner == 1 && p.dim_size % vec == 0 && aligned_to(p.input, 16) &&
+  return p.inner == 1 && p.dim_size % vec == 0 && p.in_stride % vec == 0 &&
+         aligned_to(p.input, 16) &&
          aligned_to(p.out, vec * static_cast<int64_t>(p.out.element_size()));
 }
 
@@ -55,7 +56,8 @@ void launch_online(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
   constexpr int64_t kRowsPerBlock = kBlock / kThreads;
   softmax_online_kernel<in_t, out_t, kThreads>
       <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kRowsPerBlock)), kBlock, 0, stream>>>(
-          p.input.const_data_ptr<in_t>(), p.out.mutable_data_ptr<out_t>(), rows, p.dim_size);
+          p.input.const_data_ptr<in_t>(), p.out.mutable_data_ptr<out_t>(), rows, p.dim_size,
+          p.in_stride);
 }
 
 // The fewest threads a row (32 ... 1024) whose kSoftmaxVecs packs hold it.
@@ -87,19 +89,20 @@ void launch_softmax(std::string rung, const SoftmaxRows& p) {
       if (rung == "warp_per_row") {
         softmax_warp_per_row_kernel<scalar_t, out_t>
             <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kSoftmaxWarpRowsPerBlock)),
-               32 * kSoftmaxWarpRowsPerBlock, 0, stream>>>(x, y, rows, p.dim_size);
+               32 * kSoftmaxWarpRowsPerBlock, 0, stream>>>(x, y, rows, p.dim_size, p.in_stride);
       } else if (rung == "block_smem") {
         const int64_t cached = std::min<int64_t>(
             p.dim_size, kSoftmaxSmemCacheBytes / static_cast<int64_t>(sizeof(scalar_t)));
         softmax_block_smem_kernel<scalar_t, out_t>
             <<<static_cast<unsigned>(rows), kSoftmaxBlockThreads,
-               static_cast<size_t>(cached) * sizeof(scalar_t), stream>>>(x, y, p.dim_size, cached);
+               static_cast<size_t>(cached) * sizeof(scalar_t), stream>>>(x, y, p.dim_size,
+                                                                          p.in_stride, cached);
       } else if (rung == "online") {
         launch_online_sized<scalar_t, out_t>(p, rows, stream);
       } else {
         softmax_naive_kernel<scalar_t, out_t>
             <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kSoftmaxNaiveThreads)),
-               kSoftmaxNaiveThreads, 0, stream>>>(x, y, p.outer, p.dim_size, p.inner);
+               kSoftmaxNaiveThreads, 0, stream>>>(x, y, p.outer, p.dim_size, p.inner, p.in_stride);
       }
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };

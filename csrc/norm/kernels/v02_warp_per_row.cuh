@@ -27,11 +27,11 @@ template <typename scalar_t, typename param_t, bool kRms>
 __global__ void __launch_bounds__(32 * kNormWarpRowsPerBlock)
     norm_warp_per_row_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
                              const param_t* __restrict__ bias, scalar_t* __restrict__ y,
-                             int64_t rows, int64_t row_length, float eps) {
+                             int64_t rows, int64_t row_length, int64_t in_stride, float eps) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kNormWarpRowsPerBlock + threadIdx.x / 32;
   if (row >= rows) return;  // whole warps leave: the shuffles below stay full
   const int lane = threadIdx.x % 32;
-  const scalar_t* xr = x + row * row_length;
+  const scalar_t* xr = x + row * in_stride;  // rows in_stride apart, out contiguous
   scalar_t* yr = y + row * row_length;
   const float n = static_cast<float>(row_length);
 

@@ -26,12 +26,12 @@ template <typename scalar_t, typename param_t, bool kRms>
 __global__ void __launch_bounds__(kNormBlockThreads)
     norm_block_smem_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
-                           int64_t row_length, int64_t cached, float eps) {
+                           int64_t row_length, int64_t in_stride, int64_t cached, float eps) {
   extern __shared__ unsigned char norm_smem[];
   scalar_t* row_cache = reinterpret_cast<scalar_t*>(norm_smem);
   __shared__ float scratch[kNormBlockThreads / 32];
   const int64_t row = blockIdx.x;
-  const scalar_t* xr = x + row * row_length;
+  const scalar_t* xr = x + row * in_stride;  // rows in_stride apart, out contiguous
   scalar_t* yr = y + row * row_length;
   const float n = static_cast<float>(row_length);
   const auto element = [&](int64_t i) {

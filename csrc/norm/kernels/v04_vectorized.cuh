@@ -36,7 +36,7 @@ template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAd
 __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
-                           int64_t rows, int64_t row_length, float eps,
+                           int64_t rows, int64_t row_length, int64_t in_stride, float eps,
                            const scalar_t* __restrict__ residual = nullptr,
                            scalar_t* __restrict__ sum_out = nullptr) {
   constexpr int kVec = 16 / sizeof(scalar_t);
@@ -51,7 +51,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // Rows past the end still take part in the block's barriers.
   const bool active = row < rows;
   const int64_t packs = active ? row_length / kVec : 0;
-  const XPack* xr = reinterpret_cast<const XPack*>(x + row * row_length);
+  // Input rows in_stride apart (a multiple of the pack), everything else contiguous.
+  const XPack* xr = reinterpret_cast<const XPack*>(x + row * in_stride);
   XPack* yr = reinterpret_cast<XPack*>(y + row * row_length);
   const XPack* rr = kAdd ? reinterpret_cast<const XPack*>(residual + row * row_length) : nullptr;
   XPack* sr = kAdd ? reinterpret_cast<XPack*>(sum_out + row * row_length) : nullptr;

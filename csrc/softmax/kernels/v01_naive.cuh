@@ -24,10 +24,13 @@ constexpr int kSoftmaxNaiveThreads = 128;
 template <typename in_t, typename out_t>
 __global__ void __launch_bounds__(kSoftmaxNaiveThreads)
     softmax_naive_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t outer,
-                         int64_t dim_size, int64_t inner) {
+                         int64_t dim_size, int64_t inner, int64_t in_stride) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kSoftmaxNaiveThreads + threadIdx.x;
   if (row >= outer * inner) return;
-  const int64_t base = (row / inner) * dim_size * inner + row % inner;
+  // Input rows of `outer` in_stride apart (dim_size * inner when contiguous);
+  // the output is contiguous.
+  const int64_t base = (row / inner) * in_stride + row % inner;
+  const int64_t out_base = (row / inner) * dim_size * inner + row % inner;
   float max_v = -INFINITY;
   for (int64_t d = 0; d < dim_size; ++d) {
     max_v = nan_propagating_max(max_v, static_cast<float>(x[base + d * inner]));
@@ -38,7 +41,7 @@ __global__ void __launch_bounds__(kSoftmaxNaiveThreads)
   for (int64_t d = 0; d < dim_size; ++d) sum += expf(static_cast<float>(x[base + d * inner]) - max_v);
   const float inv_sum = static_cast<float>(1.0 / sum);
   for (int64_t d = 0; d < dim_size; ++d) {
-    y[base + d * inner] =
+    y[out_base + d * inner] =
         static_cast<out_t>(expf(static_cast<float>(x[base + d * inner]) - max_v) * inv_sum);
   }
 }

@@ -19,11 +19,11 @@ constexpr int kSoftmaxWarpCache = 32;
 template <typename in_t, typename out_t>
 __global__ void __launch_bounds__(32 * kSoftmaxWarpRowsPerBlock)
     softmax_warp_per_row_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
-                                int64_t dim_size) {
+                                int64_t dim_size, int64_t in_stride) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kSoftmaxWarpRowsPerBlock + threadIdx.x / 32;
   if (row >= rows) return;  // whole warps leave: the shuffles stay full
   const int lane = threadIdx.x % 32;
-  const in_t* xr = x + row * dim_size;
+  const in_t* xr = x + row * in_stride;  // rows in_stride apart, out contiguous
   out_t* yr = y + row * dim_size;
 
   float cache[kSoftmaxWarpCache];

@@ -19,12 +19,12 @@ constexpr int kSoftmaxBlockThreads = 256;
 template <typename in_t, typename out_t>
 __global__ void __launch_bounds__(kSoftmaxBlockThreads)
     softmax_block_smem_kernel(const in_t* __restrict__ x, out_t* __restrict__ y,
-                              int64_t dim_size, int64_t cached) {
+                              int64_t dim_size, int64_t in_stride, int64_t cached) {
   extern __shared__ unsigned char softmax_smem[];
   in_t* row_cache = reinterpret_cast<in_t*>(softmax_smem);
   __shared__ float scratch[kSoftmaxBlockThreads / 32];
   constexpr int kWarps = kSoftmaxBlockThreads / 32;
-  const in_t* xr = x + static_cast<int64_t>(blockIdx.x) * dim_size;
+  const in_t* xr = x + static_cast<int64_t>(blockIdx.x) * in_stride;  // out contiguous
   out_t* yr = y + static_cast<int64_t>(blockIdx.x) * dim_size;
   const auto element = [&](int64_t i) {
     return static_cast<float>(i < cached ? row_cache[i] : xr[i]);

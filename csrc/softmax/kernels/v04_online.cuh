@@ -40,7 +40,7 @@ __device__ __forceinline__ void merge_online(float& m, float& s, float m2, float
 template <typename in_t, typename out_t, int kThreads>
 __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads)
     softmax_online_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
-                          int64_t dim_size) {
+                          int64_t dim_size, int64_t in_stride) {
   constexpr int kVec = 16 / sizeof(in_t);
   constexpr int kBlock = kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads;
   constexpr int kRowsPerBlock = kBlock / kThreads;
@@ -53,7 +53,8 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreads;
   const bool active = row < rows;  // rows past the end still take part in the barriers
   const int64_t packs = active ? dim_size / kVec : 0;
-  const InPack* xr = reinterpret_cast<const InPack*>(x + row * dim_size);
+  // Input rows in_stride apart (a multiple of the pack), out contiguous.
+  const InPack* xr = reinterpret_cast<const InPack*>(x + row * in_stride);
   OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
 
   float cache[kSoftmaxVecs][kVec];

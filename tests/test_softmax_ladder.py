@@ -6,7 +6,7 @@ inner dim (the rungs after naive hand it to naive).
 Widths: 33 (no whole 16-byte pack: online falls back), 197 and 1000 (several rows a
 block in online), 4096, 20000 (past warp_per_row's registers), 65536 (past the
 shared-memory cache of 16-bit rows and online's registers: the re-read paths) and
-262144 (one row of the vocabulary-size kind).
+262144 (one row of the vocabulary-size kind: the cluster rung's case, 8 CTAs a row).
 """
 
 import pytest
@@ -75,7 +75,10 @@ def test_an_inner_dim_runs_on_every_variant():
 @requires_cuda
 @pytest.mark.cuda
 def test_the_ladder_is_listed_in_order():
-    assert cuda_variants() == ["auto", "naive", "warp_per_row", "block_smem", "online"]
+    ladder = ["auto", "naive", "warp_per_row", "block_smem", "online"]
+    if torch.cuda.get_device_capability() == (9, 0):
+        ladder.append("cluster")  # thread-block clusters, built for sm_90a
+    assert cuda_variants() == ladder
 
 
 @requires_cuda

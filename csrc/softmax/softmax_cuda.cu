@@ -14,13 +14,18 @@
 #include "softmax/kernels/v02_warp_per_row.cuh"
 #include "softmax/kernels/v03_block_smem.cuh"
 #include "softmax/kernels/v04_online.cuh"
+#include "softmax/kernels/v05_cluster.cuh"
 #include "softmax/softmax_common.h"
 
 namespace memopt {
 namespace {
 
 const VariantTable kSoftmaxCudaVariants("softmax", c10::DeviceType::CUDA,
-                                         {{"naive"}, {"warp_per_row"}, {"block_smem"}, {"online"}});
+                                         {{"naive"},
+                                          {"warp_per_row"},
+                                          {"block_smem"},
+                                          {"online"},
+                                          {"cluster", hopper_only}});
 
 // block_smem caches up to this much of a row: dynamic plus static
 // shared memory must stay within the 48 KB a block gets without an opt-in
@@ -44,10 +49,34 @@ bool online_ready(const SoftmaxRows& p) {
 // inner dim (elements of a row `inner` apart) every rung after naive would
 // need a transposing copy; naive's threads own neighbouring columns there and
 // read coalesced, so all of them run naive.
-std::string auto_rung(const SoftmaxRows& p) {
+// Rows wider than online keeps in registers (1024 threads x kSoftmaxVecs
+// packs) take the cluster rung on Hopper.
+std::string auto_rung(const SoftmaxRows& p, Capability cap) {
   if (p.inner != 1) return "naive";
-  if (online_ready(p)) return "online";
+  if (online_ready(p)) {
+    const int64_t online_capacity =
+        1024 * kSoftmaxVecs * (16 / static_cast<int64_t>(p.input.element_size()));
+    return hopper_only(cap) && p.dim_size > online_capacity ? "cluster" : "online";
+  }
   return p.dim_size > 1024 ? "block_smem" : "warp_per_row";
+}
+
+template <typename in_t, typename out_t>
+void launch_cluster(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
+  cudaLaunchConfig_t config = {};
+  // One cluster a row; at most 65535 row slots, each cluster then loops.
+  config.gridDim = dim3(kSoftmaxCluster, static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+  config.blockDim = dim3(kSoftmaxClusterThreads);
+  config.stream = stream;
+  cudaLaunchAttribute cluster = {};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = kSoftmaxCluster;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  cudaLaunchKernelEx(&config, softmax_cluster_kernel<in_t, out_t>, p.input.const_data_ptr<in_t>(),
+                     p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride);
 }
 
 template <typename in_t, typename out_t, int kThreads>
@@ -73,12 +102,14 @@ void launch_online_sized(const SoftmaxRows& p, int64_t rows, cudaStream_t stream
   launch_online<in_t, out_t, 1024>(p, rows, stream);
 }
 
-void launch_softmax(std::string rung, const SoftmaxRows& p) {
+void launch_softmax(std::string rung, const SoftmaxRows& p, Capability cap) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   // The rungs after naive read rows along the last dim; an inner dim, or a
-  // width online's packs cannot read, takes what auto takes.
-  if ((rung != "naive" && p.inner != 1) || (rung == "online" && !online_ready(p))) {
-    rung = auto_rung(p);
+  // width the packs of online and cluster cannot read, takes what auto takes
+  // (never cluster then: auto picks it only for pack-ready rows).
+  if ((rung != "naive" && p.inner != 1) ||
+      ((rung == "online" || rung == "cluster") && !online_ready(p))) {
+    rung = auto_rung(p, cap);
   }
   const int64_t rows = p.outer * p.inner;
   MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_softmax", [&] {
@@ -99,6 +130,8 @@ void launch_softmax(std::string rung, const SoftmaxRows& p) {
                                                                           p.in_stride, cached);
       } else if (rung == "online") {
         launch_online_sized<scalar_t, out_t>(p, rows, stream);
+      } else if (rung == "cluster") {
+        launch_cluster<scalar_t, out_t>(p, rows, stream);
       } else {
         softmax_naive_kernel<scalar_t, out_t>
             <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kSoftmaxNaiveThreads)),
@@ -119,9 +152,10 @@ at::Tensor softmax_cuda(const at::Tensor& input, int64_t dim,
   const int64_t wrapped_dim = check_softmax_inputs(input, dim, dtype);
   const c10::cuda::CUDAGuard device_guard(input.device());
   const SoftmaxRows p = prepare_softmax_rows(input, wrapped_dim, dtype);
-  const std::string rung = kSoftmaxCudaVariants.select(variant, capability_of(input), auto_rung(p));
+  const Capability cap = capability_of(input);
+  const std::string rung = kSoftmaxCudaVariants.select(variant, cap, auto_rung(p, cap));
   if (p.out.numel() == 0) return p.out;
-  launch_softmax(rung, p);
+  launch_softmax(rung, p, cap);
   return p.out;
 }
 

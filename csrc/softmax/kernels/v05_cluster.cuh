@@ -1,0 +1,148 @@
+// Rung 5 of the softmax ladder: cluster (softmax over the last dim, rows of
+// 32K-256K columns; Hopper thread-block clusters, sm_90).
+//
+// What changed from online: one row is split across the kCluster CTAs of a
+// thread-block cluster instead of one block, so a 262144-wide row (512 KB of
+// bf16, 1 MB of fp32) sits in the registers of 8 x 512 threads (64 elements a
+// thread) and is read once and written once; online keeps at most 32768 bf16
+// / 16384 fp32 elements of a row in registers and re-reads the rest. Each CTA
+// reduces its slice to an online (max, sum) pair; the pairs meet through
+// distributed shared memory: every CTA reads all kCluster pairs from its
+// peers' shared memory (mapa / ld.shared::cluster through cooperative_groups)
+// after a cluster barrier, merges them in rank order (deterministic), and
+// writes its slice. Like online, each element is exponentiated once.
+//
+// Requires dim_size % (16 / sizeof(in_t)) == 0, 16-byte aligned rows of x and
+// aligned rows of y; the launcher takes online's fallbacks otherwise.
+//
+// Measured: not yet (branch wip/issue5-next, compiled only).
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include "common/block_reduce.cuh"
+#include "common/pack.cuh"
+#include "softmax/kernels/v04_online.cuh"
+
+namespace memopt {
+
+constexpr int kSoftmaxCluster = 8;          // CTAs a row: the portable cluster size
+constexpr int kSoftmaxClusterThreads = 512;  // threads a CTA
+constexpr int kSoftmaxClusterVecs = 8;       // 16-byte packs a thread keeps in registers
+
+// grid (kSoftmaxCluster, row slots), cluster (kSoftmaxCluster, 1, 1): the
+// cluster at blockIdx.y takes rows blockIdx.y, + gridDim.y, ...
+template <typename in_t, typename out_t>
+__global__ void __launch_bounds__(kSoftmaxClusterThreads)
+    softmax_cluster_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
+                           int64_t dim_size, int64_t in_stride) {
+  namespace cg = cooperative_groups;
+  constexpr int kVec = 16 / sizeof(in_t);
+  constexpr int kThreads = kSoftmaxClusterThreads;
+  constexpr int kWarps = kThreads / 32;
+  using InPack = Pack<in_t, kVec>;
+  using OutPack = Pack<out_t, kVec>;
+  __shared__ float warp_m[kWarps], warp_s[kWarps];
+  __shared__ float cta_pair[2];  // this CTA's (max, sum), read by the peers
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int t = threadIdx.x;
+
+  const int64_t packs = dim_size / kVec;
+  const int64_t per_cta = (packs + kSoftmaxCluster - 1) / kSoftmaxCluster;
+  const int64_t first = rank * per_cta;
+  const int64_t last = min(packs, first + per_cta);
+
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const InPack* xr = reinterpret_cast<const InPack*>(x + row * in_stride);
+    OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
+
+    // This thread's packs of the slice: registers, its own max, e^(x - m) kept.
+    float cache[kSoftmaxClusterVecs][kVec];
+    float m = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kSoftmaxClusterVecs; ++k) {
+      const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
+      const InPack v = pk < last ? xr[pk] : InPack{};
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        cache[k][j] = pk < last ? static_cast<float>(v.v[j]) : -INFINITY;
+        m = nan_propagating_max(m, cache[k][j]);
+      }
+    }
+    const float m_local = m;
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < kSoftmaxClusterVecs; ++k) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        cache[k][j] = m_local == -INFINITY ? 0.f : expf(cache[k][j] - m_local);
+        s += cache[k][j];
+      }
+    }
+    // Past the registers (slices wider than kThreads x kSoftmaxClusterVecs
+    // packs): the running update, re-read in the write pass.
+    const int64_t cached_end = first + static_cast<int64_t>(kSoftmaxClusterVecs) * kThreads;
+    for (int64_t pk = cached_end + t; pk < last; pk += kThreads) {
+      const InPack v = xr[pk];
+      float pm = -INFINITY, ps = 0.f;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) pm = nan_propagating_max(pm, static_cast<float>(v.v[j]));
+      if (pm != -INFINITY) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) ps += expf(static_cast<float>(v.v[j]) - pm);
+      }
+      merge_online(m, s, pm, ps);
+    }
+
+    // The CTA's pair: lanes by shuffles, warps through shared memory.
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      merge_online(m, s, __shfl_xor_sync(0xffffffffu, m, offset),
+                   __shfl_xor_sync(0xffffffffu, s, offset));
+    }
+    if (t % 32 == 0) warp_m[t / 32] = m, warp_s[t / 32] = s;
+    __syncthreads();
+    if (t == 0) {
+      float cm = warp_m[0], cs = warp_s[0];
+      for (int w = 1; w < kWarps; ++w) merge_online(cm, cs, warp_m[w], warp_s[w]);
+      cta_pair[0] = cm;
+      cta_pair[1] = cs;
+    }
+    // Every CTA's pair is written before any is read (release / acquire at
+    // cluster scope).
+    cluster.sync();
+    float row_m = -INFINITY, row_s = 0.f;
+    for (int r = 0; r < kSoftmaxCluster; ++r) {
+      const float* peer = cluster.map_shared_rank(cta_pair, r);
+      merge_online(row_m, row_s, peer[0], peer[1]);
+    }
+    // No CTA overwrites its pair (next row) or exits while a peer still reads it.
+    cluster.sync();
+
+    const float inv_sum = 1.f / row_s;
+    const float scale = row_m == -INFINITY       ? NAN
+                        : m_local == -INFINITY ? 0.f
+                                               : expf(m_local - row_m) * inv_sum;
+#pragma unroll
+    for (int k = 0; k < kSoftmaxClusterVecs; ++k) {
+      const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
+      if (pk >= last) continue;
+      OutPack out;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) out.v[j] = static_cast<out_t>(cache[k][j] * scale);
+      yr[pk] = out;
+    }
+    for (int64_t pk = cached_end + t; pk < last; pk += kThreads) {
+      const InPack v = xr[pk];
+      OutPack out;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        out.v[j] = static_cast<out_t>(expf(static_cast<float>(v.v[j]) - row_m) * inv_sum);
+      }
+      yr[pk] = out;
+    }
+  }
+}
+
+}  // namespace memopt

@@ -22,20 +22,12 @@
 #pragma once
 
 #include "common/block_reduce.cuh"
-#include "common/pack.cuh"
+#include "softmax/kernels/online_slice.cuh"
 
 namespace memopt {
 
 constexpr int kSoftmaxVecs = 4;
 constexpr int kSoftmaxMinBlock = 128;
-
-// Merges (m2, s2) into (m, s); two rows of -inf (s = 0) stay (-inf, 0).
-__device__ __forceinline__ void merge_online(float& m, float& s, float m2, float s2) {
-  const float mx = nan_propagating_max(m, m2);
-  if (mx == -INFINITY) return;
-  s = s * expf(m - mx) + s2 * expf(m2 - mx);
-  m = mx;
-}
 
 template <typename in_t, typename out_t, int kThreads>
 __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads)
@@ -57,44 +49,9 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
   const InPack* xr = reinterpret_cast<const InPack*>(x + row * in_stride);
   OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
 
-  float cache[kSoftmaxVecs][kVec];
-  float m = -INFINITY;
-#pragma unroll
-  for (int k = 0; k < kSoftmaxVecs; ++k) {
-    const int64_t pk = t + static_cast<int64_t>(k) * kThreads;
-    const InPack v = pk < packs ? xr[pk] : InPack{};
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      cache[k][j] = pk < packs ? static_cast<float>(v.v[j]) : -INFINITY;
-      m = nan_propagating_max(m, cache[k][j]);
-    }
-  }
-  // The cached part: its own max first, then e^(x - m_local) kept in the
-  // cache and summed (registers, no memory). The write pass only rescales
-  // them: one expf an element, not two (two made bf16 rows SFU-bound: 4e12
-  // expf/s at 4 TB/s of bf16, the H200's 16 SFU ops/clk/SM x 132 x 1.98 GHz).
-  const float m_local = m;
-  float s = 0.f;
-#pragma unroll
-  for (int k = 0; k < kSoftmaxVecs; ++k) {
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      cache[k][j] = m_local == -INFINITY ? 0.f : expf(cache[k][j] - m_local);
-      s += cache[k][j];
-    }
-  }
-  // Past the registers: the running update, one pack at a time.
-  for (int64_t pk = t + kSoftmaxVecs * kThreads; pk < packs; pk += kThreads) {
-    const InPack v = xr[pk];
-    float pm = -INFINITY, ps = 0.f;
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) pm = nan_propagating_max(pm, static_cast<float>(v.v[j]));
-    if (pm != -INFINITY) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) ps += expf(static_cast<float>(v.v[j]) - pm);
-    }
-    merge_online(m, s, pm, ps);
-  }
+  OnlineSlice<in_t, out_t, kSoftmaxVecs, kThreads> slice;
+  float m, s;
+  slice.reduce(xr, 0, packs, t, m, s);
   // Across the row's threads: lanes by shuffles, warps through shared memory.
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) {
@@ -112,31 +69,7 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
 #pragma unroll
     for (int w = 1; w < kWarpsPerRow; ++w) merge_online(m, s, scratch_m[first + w], scratch_s[first + w]);
   }
-  const float inv_sum = 1.f / s;
-  // A row of -inf only: torch gives NaN (e^(-inf - -inf)); elsewhere a thread
-  // whose elements are all -inf writes zeros.
-  const float scale = m == -INFINITY       ? NAN
-                      : m_local == -INFINITY ? 0.f
-                                             : expf(m_local - m) * inv_sum;
-
-#pragma unroll
-  for (int k = 0; k < kSoftmaxVecs; ++k) {
-    const int64_t pk = t + static_cast<int64_t>(k) * kThreads;
-    if (pk >= packs) continue;
-    OutPack out;
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) out.v[j] = static_cast<out_t>(cache[k][j] * scale);
-    yr[pk] = out;
-  }
-  for (int64_t pk = t + kSoftmaxVecs * kThreads; pk < packs; pk += kThreads) {
-    const InPack v = xr[pk];
-    OutPack out;
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      out.v[j] = static_cast<out_t>(expf(static_cast<float>(v.v[j]) - m) * inv_sum);
-    }
-    yr[pk] = out;
-  }
+  slice.write(xr, yr, 0, packs, t, m, s);
 }
 
 }  // namespace memopt

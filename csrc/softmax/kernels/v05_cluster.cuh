@@ -21,8 +21,7 @@
 #include <cooperative_groups.h>
 
 #include "common/block_reduce.cuh"
-#include "common/pack.cuh"
-#include "softmax/kernels/v04_online.cuh"
+#include "softmax/kernels/online_slice.cuh"
 
 namespace memopt {
 
@@ -57,43 +56,9 @@ __global__ void __launch_bounds__(kSoftmaxClusterThreads)
     const InPack* xr = reinterpret_cast<const InPack*>(x + row * in_stride);
     OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
 
-    // This thread's packs of the slice: registers, its own max, e^(x - m) kept.
-    float cache[kSoftmaxClusterVecs][kVec];
-    float m = -INFINITY;
-#pragma unroll
-    for (int k = 0; k < kSoftmaxClusterVecs; ++k) {
-      const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
-      const InPack v = pk < last ? xr[pk] : InPack{};
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        cache[k][j] = pk < last ? static_cast<float>(v.v[j]) : -INFINITY;
-        m = nan_propagating_max(m, cache[k][j]);
-      }
-    }
-    const float m_local = m;
-    float s = 0.f;
-#pragma unroll
-    for (int k = 0; k < kSoftmaxClusterVecs; ++k) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        cache[k][j] = m_local == -INFINITY ? 0.f : expf(cache[k][j] - m_local);
-        s += cache[k][j];
-      }
-    }
-    // Past the registers (slices wider than kThreads x kSoftmaxClusterVecs
-    // packs): the running update, re-read in the write pass.
-    const int64_t cached_end = first + static_cast<int64_t>(kSoftmaxClusterVecs) * kThreads;
-    for (int64_t pk = cached_end + t; pk < last; pk += kThreads) {
-      const InPack v = xr[pk];
-      float pm = -INFINITY, ps = 0.f;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) pm = nan_propagating_max(pm, static_cast<float>(v.v[j]));
-      if (pm != -INFINITY) {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) ps += expf(static_cast<float>(v.v[j]) - pm);
-      }
-      merge_online(m, s, pm, ps);
-    }
+    OnlineSlice<in_t, out_t, kSoftmaxClusterVecs, kThreads> slice;
+    float m, s;
+    slice.reduce(xr, first, last, t, m, s);
 
     // The CTA's pair: lanes by shuffles, warps through shared memory.
 #pragma unroll
@@ -120,28 +85,7 @@ __global__ void __launch_bounds__(kSoftmaxClusterThreads)
     // No CTA overwrites its pair (next row) or exits while a peer still reads it.
     cluster.sync();
 
-    const float inv_sum = 1.f / row_s;
-    const float scale = row_m == -INFINITY       ? NAN
-                        : m_local == -INFINITY ? 0.f
-                                               : expf(m_local - row_m) * inv_sum;
-#pragma unroll
-    for (int k = 0; k < kSoftmaxClusterVecs; ++k) {
-      const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
-      if (pk >= last) continue;
-      OutPack out;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) out.v[j] = static_cast<out_t>(cache[k][j] * scale);
-      yr[pk] = out;
-    }
-    for (int64_t pk = cached_end + t; pk < last; pk += kThreads) {
-      const InPack v = xr[pk];
-      OutPack out;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        out.v[j] = static_cast<out_t>(expf(static_cast<float>(v.v[j]) - row_m) * inv_sum);
-      }
-      yr[pk] = out;
-    }
+    slice.write(xr, yr, first, last, t, row_m, row_s);
   }
 }
 

@@ -21,6 +21,14 @@ README = ROOT / "README.md"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 LADDER_CHART = RESULTS / "gemm_ladder_h200.png"
+# The full norm / softmax run when it has been made, else the --quick one committed first.
+NORM_FILES = ("norm_bench_h200.json", "norm_bench_quick_h200.json")
+
+
+def source(names: str | tuple[str, ...]) -> Path:
+    """The first of ``names`` under RESULTS that exists, else the first (reported missing)."""
+    names = (names,) if isinstance(names, str) else names
+    return next((RESULTS / n for n in names if (RESULTS / n).exists()), RESULTS / names[0])
 
 
 def ladder_tables(document: dict) -> str:
@@ -42,6 +50,28 @@ def tensor_core_table(document: dict) -> str:
     from tc_gemm.report import markdown
 
     return markdown(document)
+
+
+def norm_tables(document: dict) -> str:
+    """Norms and softmax against eager and torch.compile, and the chart that
+    benchmarks/plot_norm.py writes beside the JSON (<json stem>.png) when it exists."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    from norm_bench.report import markdown
+
+    chart = source(NORM_FILES).with_suffix(".png")
+    return markdown(document, chart.relative_to(ROOT).as_posix() if chart.exists() else None)
+
+
+def norm_intro(name: str) -> str:
+    run = ("`python benchmarks/norm_bench.py --quick` on the H200 (one shape per op, 16384×4096, "
+           "and rms_norm at 1×4096; the full run has not been made yet)"
+           if "quick" in name else "`python benchmarks/norm_bench.py` on the H200")
+    return (f"LayerNorm, RMSNorm and last-dim softmax, {run}: `auto` against eager and "
+            "torch.compile on the same inputs, float32 and bfloat16, with the device-to-device "
+            "copy as the bandwidth ceiling; every variant is in the JSON and the chart "
+            "(`python benchmarks/plot_norm.py`).")
 
 
 def _shape(shape: dict) -> str:
@@ -71,7 +101,8 @@ def table(document: dict) -> str:
 
 
 # Results files shown in the README, in order, with the sentence that introduces each
-# and the function that renders it.
+# and the function that renders it. The file may be a tuple of names, the first that
+# exists shown (see source), and the intro a function of the name shown.
 SHOWN = [
     (
         "bench_quick_h200.json",
@@ -101,13 +132,15 @@ SHOWN = [
         "rest are missed, with what was tried, in docs/perf-notes.md.",
         tensor_core_table,
     ),
+    (NORM_FILES, norm_intro, norm_tables),
 ]
 
 
 def results_section() -> str:
     parts = []
-    for name, intro, render_table in SHOWN:
-        path = RESULTS / name
+    for names, intro, render_table in SHOWN:
+        path = source(names)
+        intro = intro(path.name) if callable(intro) else intro
         if not path.exists():
             parts.append(f"{intro}\n\n_No results yet: `{path.relative_to(ROOT)}` is missing._")
             continue

@@ -3,7 +3,9 @@ one table for the bandwidth rows (GB/s, % of copy), one for the decode rows (µs
 each row ours (``auto``) beside the peers with the target and PASS / MISS.
 
 The verdict of a row is ``auto``'s, the variant users get; the other variants are in
-the JSON and the progress lines. No figure is ever shown for a wrong result.
+the JSON and the progress lines (and in ``benchmarks/plot_norm.py``'s chart). No figure
+is ever shown for a wrong result. ``markdown`` is the same tables for the README
+(``benchmarks/readme_tables.py``).
 """
 from __future__ import annotations
 
@@ -96,3 +98,48 @@ def report(document: dict, out: Callable[[str], None] = print) -> None:
     counts = acceptance_counts(records)
     out("acceptance (auto): " + ", ".join(f"{n} {name}" for name, n in counts.items()))
 
+
+def _without(table: Table, header: str) -> Table:
+    """``table`` less the column named ``header``."""
+    headers, rows = table
+    keep = [i for i, name in enumerate(headers) if name != header]
+    return [headers[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
+
+def _pipe(table: Table) -> str:
+    """A markdown table, aligned as ``aligned`` does: op, dtype, shape left, figures right."""
+    headers, rows = table
+    align = ["---"] * 3 + ["---:"] * (len(headers) - 3)
+    return "\n".join(["| " + " | ".join(headers) + " |", "|" + "|".join(align) + "|",
+                      *("| " + " | ".join(str(c) for c in row) + " |" for row in rows)])
+
+
+def markdown(document: dict, chart: str | None = None) -> str:
+    """The README's section: the run's conditions, the bandwidth and decode tables, the
+    chart (``chart``: the PNG's path relative to the README) and the tally."""
+    meta, copy, records = document.get("meta") or {}, document.get("copy") or {}, document["records"]
+    bandwidth, decode = bandwidth_table(records, copy.get("gbps")), decode_table(records)
+    liger_ran = any(r["variant"] == LIGER and r["status"] == "ok" for r in records)
+    if not liger_ran:  # a column of "skip" says nothing; the sentence below says why
+        bandwidth, decode = _without(bandwidth, "Liger GB/s"), _without(decode, "Liger µs")
+    bandwidth[0][2] = decode[0][2] = "rows×N"
+    ceiling = f"{copy['gbps']:,.0f} GB/s" if copy.get("gbps") else "not measured"
+    liger = "" if liger_ran else f" Liger-Kernel not measured: {(meta.get('peers') or {}).get('liger')}."
+    parts = [
+        f"{meta.get('gpu')}, torch {meta.get('torch')}, CUDA {meta.get('cuda')}, "
+        f"{str(meta.get('date'))[:10]}; {meta.get('timing')}. Bytes moved = {meta.get('bytes')}; "
+        f"GB/s = bytes / median time. Copy ceiling in the same run (device-to-device, read + "
+        f"written): {ceiling}.{liger}",
+    ]
+    if bandwidth[1]:
+        parts += ["Bandwidth rows: auto × best peer = the faster of eager and torch.compile, "
+                  "its time / auto's; the result is `auto`'s against the target.", _pipe(bandwidth)]
+    if decode[1]:
+        parts += ["Decode rows, latency after an L2 flush: auto × eager = eager time / auto's.",
+                  _pipe(decode)]
+    if chart:
+        parts.append(f"![Norms and softmax: GB/s against N, every variant, eager, torch.compile "
+                     f"and the copy ceiling]({chart})")
+    counts = acceptance_counts(records)
+    parts.append("Acceptance (`auto`): " + ", ".join(f"{n} {k}" for k, n in counts.items() if n) + ".")
+    return "\n\n".join(parts)

@@ -4,7 +4,8 @@ that take each of its paths, against a float64 reference, plus NaN propagation.
 Widths: 33 (no whole 16-byte pack: vectorized falls back), 768 and 1000 (narrow,
 several rows a block in vectorized), 4096, 20000 (past warp_per_row's registers and
 vectorized's packs for fp32; inside block_smem's shared-memory cache for 16-bit
-types, past it for fp32), 65536 (past every cache: the re-read paths). Row counts
+types, past it for fp32), 65536 (past every single-block cache: the re-read
+paths, and the cluster rung's case on Hopper). Row counts
 that are not multiples of the rows a block takes.
 """
 
@@ -84,8 +85,11 @@ def test_nan_and_inf_rows_propagate_like_torch(op):
 @requires_cuda
 @pytest.mark.cuda
 def test_auto_and_the_ladder_are_listed_in_order():
+    ladder = ["auto", "naive", "warp_per_row", "block_smem", "vectorized"]
+    if torch.cuda.get_device_capability() == (9, 0):
+        ladder.append("cluster")  # thread-block clusters, built for sm_90a
     for op in ("layer_norm", "rms_norm"):
-        assert cuda_variants(op) == ["auto", "naive", "warp_per_row", "block_smem", "vectorized"]
+        assert cuda_variants(op) == ladder
 
 
 @requires_cuda

@@ -27,7 +27,7 @@ namespace {
 
 // The ladder, in order (kernels/v0N_*.cuh).
 std::vector<Variant> norm_rungs() {
-  return {{"naive"}, {"warp_per_row"}, {"block_smem"}, {"vectorized"}};
+  return {{"naive"}, {"warp_per_row"}, {"block_smem"}, {"vectorized"}, {"cluster", hopper_only}};
 }
 const VariantTable kLayerNormCudaVariants("layer_norm", c10::DeviceType::CUDA, norm_rungs());
 const VariantTable kRmsNormCudaVariants("rms_norm", c10::DeviceType::CUDA, norm_rungs());
@@ -53,12 +53,49 @@ bool vector_ready(const NormRows& p) {
          aligned_16(p.weight) && aligned_16(p.bias);
 }
 
-// auto: vectorized where its packs fit the row; otherwise block_smem for wide
-// rows (a block a row) and warp_per_row for narrow ones. Variant
-// "vectorized" on rows its packs cannot read runs that same fallback.
-std::string auto_rung(const NormRows& p) {
-  if (vector_ready(p)) return "vectorized";
+// The cluster rung: 8 CTAs of 512 threads a row, one row a cluster (grid y).
+constexpr int kNormCluster = 8;
+constexpr int kNormClusterThreads = 512;
+
+// Whether the cluster rung can take p: pack-ready rows, at most 65535 of them.
+bool cluster_ready(const NormRows& p) { return vector_ready(p) && p.rows <= 65535; }
+
+// auto: vectorized where its packs fit the row, or on Hopper cluster for rows
+// wider than vectorized keeps in registers (1024 threads x kNormVecs packs);
+// otherwise block_smem for wide rows (a block a row) and warp_per_row for
+// narrow ones. Variants "vectorized" and "cluster" on rows they cannot read
+// run that same fallback.
+std::string auto_rung(const NormRows& p, Capability cap = 0) {
+  if (vector_ready(p)) {
+    const int64_t capacity = 1024 * kNormVecs * (16 / static_cast<int64_t>(p.input.element_size()));
+    return hopper_only(cap) && p.row_length > capacity && cluster_ready(p) ? "cluster"
+                                                                             : "vectorized";
+  }
   return p.row_length > 1024 ? "block_smem" : "warp_per_row";
+}
+
+template <typename scalar_t, typename param_t, bool kRms>
+void launch_cluster(const NormRows& p, cudaStream_t stream) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(kNormCluster, static_cast<unsigned>(p.rows));
+  config.blockDim = dim3(kNormClusterThreads);
+  config.stream = stream;
+  cudaLaunchAttribute cluster = {};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = kNormCluster;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  const scalar_t* none = nullptr;
+  cudaLaunchKernelEx(
+      &config,
+      norm_vectorized_kernel<scalar_t, param_t, kRms, kNormClusterThreads, false, kNormCluster>,
+      p.input.const_data_ptr<scalar_t>(),
+      p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
+      p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
+      p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps, none,
+      static_cast<scalar_t*>(nullptr));
 }
 
 // kAdd: the fused add + norm, reading `residual` and writing `sum` beside
@@ -122,7 +159,9 @@ void launch_norm(const std::string& rung, const NormRows& p) {
                 x, w, b, y, p.row_length, p.in_stride, cached, p.eps);
       } else if (rung == "vectorized" && vector_ready(p)) {
         launch_vectorized_sized<scalar_t, param_t, kRms>(p, stream);
-      } else if (rung == "vectorized") {
+      } else if (rung == "cluster" && cluster_ready(p)) {
+        launch_cluster<scalar_t, param_t, kRms>(p, stream);
+      } else if (rung == "vectorized" || rung == "cluster") {
         // Rows its 16-byte packs cannot read (a width that is not a whole
         // number of packs, misaligned data): the rung auto takes for them.
         launch_norm<kRms>(auto_rung(p), p);
@@ -151,7 +190,7 @@ at::Tensor layer_norm_cuda(const at::Tensor& input, c10::SymIntArrayRef normaliz
   const c10::cuda::CUDAGuard device_guard(input.device());
   const NormRows p = prepare_norm_rows(input, row_length, weight, bias, eps);
   launch_norm</*kRms=*/false>(
-      kLayerNormCudaVariants.select(variant, capability_of(input), auto_rung(p)), p);
+      kLayerNormCudaVariants.select(variant, capability_of(input), auto_rung(p, capability_of(input))), p);
   return p.out;
 }
 
@@ -163,7 +202,7 @@ at::Tensor rms_norm_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized
   const c10::cuda::CUDAGuard device_guard(input.device());
   const NormRows p = prepare_norm_rows(input, row_length, weight, std::nullopt, eps);
   launch_norm</*kRms=*/true>(
-      kRmsNormCudaVariants.select(variant, capability_of(input), auto_rung(p)), p);
+      kRmsNormCudaVariants.select(variant, capability_of(input), auto_rung(p, capability_of(input))), p);
   return p.out;
 }
 

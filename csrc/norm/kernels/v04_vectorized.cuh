@@ -19,10 +19,20 @@
 // of an add kernel followed by the norm. Past the registers it re-reads the
 // sum it wrote (each thread its own packs).
 //
+// kCluster > 1 is rung 5, cluster (Hopper): a row too wide for one block's
+// registers (past 32768 bf16 / 16384 fp32 elements) is split across the
+// kCluster CTAs of a thread-block cluster, each holding its slice in
+// registers; each CTA's partial sum (then sum of squares) is published in its
+// shared memory and every CTA adds up all of them through distributed shared
+// memory after a cluster barrier, in rank order (deterministic). One row a
+// cluster, grid (kCluster, rows).
+//
 // Expected: near copy speed wherever the grid holds enough rows.
 //
 // Measured: the norm benchmark (benchmarks/norm_bench.py) on the H200.
 #pragma once
+
+#include <cooperative_groups.h>
 
 #include "common/pack.cuh"
 #include "norm/kernels/normalize.cuh"
@@ -32,7 +42,23 @@ namespace memopt {
 constexpr int kNormVecs = 4;              // 16-byte packs a thread keeps in registers
 constexpr int kNormVecMinBlock = 128;     // threads a block at least (several narrow rows)
 
-template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd = false>
+// The row total from each CTA's total (the same in all its threads): one
+// thread publishes it in `slot` of its shared memory, and after a cluster
+// barrier every thread adds all kCluster slots through distributed shared
+// memory, in rank order.
+template <int kCluster>
+__device__ __forceinline__ float cluster_total(float cta_total, float* slot) {
+  const auto cluster = cooperative_groups::this_cluster();
+  if (threadIdx.x == 0) *slot = cta_total;
+  cluster.sync();
+  float total = 0.f;
+#pragma unroll
+  for (int r = 0; r < kCluster; ++r) total += *cluster.map_shared_rank(slot, r);
+  return total;
+}
+
+template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd = false,
+          int kCluster = 1>
 __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
@@ -44,13 +70,23 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   constexpr int kRowsPerBlock = kBlock / kThreads;
   using XPack = Pack<scalar_t, kVec>;
   using PPack = Pack<param_t, kVec>;
+  static_assert(kCluster == 1 || kRowsPerBlock == 1, "a cluster splits one row a CTA group");
   __shared__ float scratch[kBlock / 32];
+  __shared__ float cta_part[2];  // kCluster > 1: this CTA's sum and sum of squares
 
   const int t = threadIdx.x % kThreads;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreads;
+  const int64_t row = kCluster > 1 ? static_cast<int64_t>(blockIdx.y)
+                                   : static_cast<int64_t>(blockIdx.x) * kRowsPerBlock +
+                                         threadIdx.x / kThreads;
   // Rows past the end still take part in the block's barriers.
   const bool active = row < rows;
-  const int64_t packs = active ? row_length / kVec : 0;
+  const int64_t row_packs = active ? row_length / kVec : 0;
+  // This CTA's packs of the row, [first, end): all of them, or its rank's slice.
+  int rank = 0;
+  if constexpr (kCluster > 1) rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
+  const int64_t per_cta = kCluster > 1 ? (row_packs + kCluster - 1) / kCluster : row_packs;
+  const int64_t first = kCluster > 1 ? rank * per_cta : 0;
+  const int64_t end = kCluster > 1 ? min(row_packs, first + per_cta) : row_packs;
   // Input rows in_stride apart (a multiple of the pack), everything else contiguous.
   const XPack* xr = reinterpret_cast<const XPack*>(x + row * in_stride);
   XPack* yr = reinterpret_cast<XPack*>(y + row * row_length);
@@ -82,8 +118,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   float sum = 0.f;
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
-    const int64_t pk = t + static_cast<int64_t>(k) * kThreads;
-    if (pk < packs) {
+    const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
+    if (pk < end) {
       load(pk, cache[k], true);
     } else {
 #pragma unroll
@@ -92,27 +128,28 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += cache[k][j];
   }
-  for (int64_t pk = t + kNormVecs * kThreads; pk < packs; pk += kThreads) {
+  for (int64_t pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
     float v[kVec];
     load(pk, v, true);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += v[j];
   }
   constexpr int kWarpsPerRow = kThreads / 32, kWarps = kBlock / 32;
-  const float total = group_sum<kWarpsPerRow, kWarps>(sum, scratch);
+  float total = group_sum<kWarpsPerRow, kWarps>(sum, scratch);
+  if constexpr (kCluster > 1) total = cluster_total<kCluster>(total, &cta_part[0]);
   const float mean = kRms ? 0.f : total / n;
 
   float sq = 0.f;
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
-    const int64_t pk = t + static_cast<int64_t>(k) * kThreads;
+    const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       const float d = cache[k][j] - mean;
-      if (pk < packs) sq += d * d;
+      if (pk < end) sq += d * d;
     }
   }
-  for (int64_t pk = t + kNormVecs * kThreads; pk < packs; pk += kThreads) {
+  for (int64_t pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
     float v[kVec];
     load(pk, v, false);
 #pragma unroll
@@ -121,7 +158,11 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       sq += d * d;
     }
   }
-  const float inv_std = rsqrtf(group_sum<kWarpsPerRow, kWarps>(sq, scratch) / n + eps);
+  float sq_total = group_sum<kWarpsPerRow, kWarps>(sq, scratch);
+  if constexpr (kCluster > 1) sq_total = cluster_total<kCluster>(sq_total, &cta_part[1]);
+  const float inv_std = rsqrtf(sq_total / n + eps);
+  // No CTA leaves while a peer may still read its partials.
+  if constexpr (kCluster > 1) cooperative_groups::this_cluster().sync();
 
   const auto write = [&](int64_t pk, const float (&in)[kVec]) {
     PPack w{}, b{};
@@ -139,10 +180,10 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   };
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
-    const int64_t pk = t + static_cast<int64_t>(k) * kThreads;
-    if (pk < packs) write(pk, cache[k]);
+    const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
+    if (pk < end) write(pk, cache[k]);
   }
-  for (int64_t pk = t + kNormVecs * kThreads; pk < packs; pk += kThreads) {
+  for (int64_t pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
     float in[kVec];
     load(pk, in, false);
     write(pk, in);

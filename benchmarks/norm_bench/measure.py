@@ -16,7 +16,7 @@ from typing import Callable
 import torch
 
 from tc_gemm.measure import _first_line as first_line
-from tc_gemm.measure import relative_frobenius_error
+from tc_gemm.measure import progress_line, relative_frobenius_error
 
 from .calls import reference
 from .cases import COMPILE, EAGER, Case
@@ -107,25 +107,20 @@ def finish_case(case: Case, dtype: str, records: list[dict], copy_gbps: float | 
 
 
 def progress(case: Case, record: dict) -> str:
-    head = f"  {record['dtype']:<8} {str(case):<26} {record['variant']:<8}"
-    if record["status"] != "ok":
-        return f"{head} {record['status']}: {record['reason']}"
-    parts = []
-    if record["ms"] is not None:
-        parts.append(f"{record['us']:9.2f} µs" if case.decode else f"{record['ms']:9.4f} ms")
-    if record["gbps"] is not None and not case.decode:
-        parts.append(f"{record['gbps']:6.0f} GB/s")
-    if record["pct_copy"] is not None and not case.decode:
-        parts.append(f"{record['pct_copy']:5.1f}% copy")
-    if record["ratio"] is not None:
-        parts.append(f"{record['ratio']:.2f}× {record['peer']}")
-    if record["rel_err"] is not None:
-        parts.append(f"err {record['rel_err']:.1e}")
-    if record["verdict"]:
-        parts.append(record["verdict"])
-    if record["reason"]:
-        parts.append(f"({record['reason']})")
-    return f"{head} " + "  ".join(parts)
+    def figures() -> list[str]:
+        parts = []
+        if record["ms"] is not None:
+            parts.append(f"{record['us']:9.2f} µs" if case.decode else f"{record['ms']:9.4f} ms")
+        if record["gbps"] is not None and not case.decode:
+            parts.append(f"{record['gbps']:6.0f} GB/s")
+        if record["pct_copy"] is not None and not case.decode:
+            parts.append(f"{record['pct_copy']:5.1f}% copy")
+        if record["ratio"] is not None:
+            parts.append(f"{record['ratio']:.2f}× {record['peer']}")
+        return parts
+
+    return progress_line(f"  {record['dtype']:<8} {str(case):<26} {record['variant']:<8}",
+                         record, figures)
 
 
 def measure_case(

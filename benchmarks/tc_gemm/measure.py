@@ -152,20 +152,14 @@ def _first_line(exc: Exception) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
-def progress(case: Case, record: dict) -> str:
-    head = f"  {record['dtype']:<8} {str(case):<28} {record['variant']:<6}"
+def progress_line(head: str, record: dict, figures: Callable[[], list[str]]) -> str:
+    """One line of a run's progress: ``head``, then the call's own ``figures()`` and
+    the parts every benchmark shares (error against the reference, verdict, reason);
+    a call that did not run shows its status and reason instead. Shared by
+    tc_gemm and norm_bench."""
     if record["status"] != "ok":
         return f"{head} {record['status']}: {record['reason']}"
-    ms = record["ms_do_bench"]
-    parts = [f"{ms:9.4f} ms" if ms is not None else "        — ms"]
-    if record["tflops"] is not None:
-        parts.append(f"{record['tflops']:6.1f} TFLOP/s")
-    if record["weight_gbps"] is not None:
-        parts.append(f"{record['weight_gbps']:6.0f} GB/s weights")
-    if record["ratio"] is not None:
-        parts.append(f"{record['ratio']:.2f}× cuBLAS")
-    if record["ms_timer"] is not None:
-        parts.append(f"Timer {record['ms_timer']:.4f} ms")
+    parts = figures()
     if record["rel_err"] is not None:
         parts.append(f"err {record['rel_err']:.1e}")
     if record["verdict"]:
@@ -173,6 +167,24 @@ def progress(case: Case, record: dict) -> str:
     if record["reason"]:
         parts.append(f"({record['reason']})")
     return f"{head} " + "  ".join(parts)
+
+
+def progress(case: Case, record: dict) -> str:
+    def figures() -> list[str]:
+        ms = record["ms_do_bench"]
+        parts = [f"{ms:9.4f} ms" if ms is not None else "        — ms"]
+        if record["tflops"] is not None:
+            parts.append(f"{record['tflops']:6.1f} TFLOP/s")
+        if record["weight_gbps"] is not None:
+            parts.append(f"{record['weight_gbps']:6.0f} GB/s weights")
+        if record["ratio"] is not None:
+            parts.append(f"{record['ratio']:.2f}× cuBLAS")
+        if record["ms_timer"] is not None:
+            parts.append(f"Timer {record['ms_timer']:.4f} ms")
+        return parts
+
+    return progress_line(f"  {record['dtype']:<8} {str(case):<28} {record['variant']:<6}",
+                         record, figures)
 
 
 def measure_case(

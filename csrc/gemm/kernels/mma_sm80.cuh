@@ -51,6 +51,7 @@
 
 #include "common/activation.h"
 #include "gemm/half_gemm.h"
+#include "gemm/kernels/half_convert.cuh"
 #include "gemm/kernels/tile_order.cuh"
 
 namespace memopt {
@@ -180,18 +181,13 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
                : "r"(addr));
 }
 
-// The element type's mma, conversions and output pair.
+// The element type's mma, beside its conversions and output pair
+// (half_convert.cuh).
 template <typename T>
 struct Half;
 
 template <>
-struct Half<__nv_bfloat16> {
-  using Pair = __nv_bfloat162;
-  static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-  static __device__ __forceinline__ __nv_bfloat16 round(float x) { return __float2bfloat16_rn(x); }
-  static __device__ __forceinline__ Pair round2(float a, float b) {
-    return __floats2bfloat162_rn(a, b);
-  }
+struct Half<__nv_bfloat16> : HalfConvert<__nv_bfloat16> {
   static __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4],
                                              const uint32_t (&b)[2]) {
     asm volatile(
@@ -203,13 +199,7 @@ struct Half<__nv_bfloat16> {
 };
 
 template <>
-struct Half<__half> {
-  using Pair = __half2;
-  static __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-  static __device__ __forceinline__ __half round(float x) { return __float2half_rn(x); }
-  static __device__ __forceinline__ Pair round2(float a, float b) {
-    return __floats2half2_rn(a, b);
-  }
+struct Half<__half> : HalfConvert<__half> {
   static __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4],
                                              const uint32_t (&b)[2]) {
     asm volatile(
@@ -348,10 +338,10 @@ __device__ __forceinline__ void store_four(const HalfGemmArgs& p, int64_t m, int
   T* dst = static_cast<T*>(p.out) + m * p.N + n;
   const uintptr_t address = reinterpret_cast<uintptr_t>(p.out);
   if (n + 3 < p.N && p.N % 4 == 0 && address % 8 == 0) {
-    *reinterpret_cast<Quad*>(dst) = Quad{Half<T>::round2(r0, r1), Half<T>::round2(r2, r3)};
+    *reinterpret_cast<Quad*>(dst) = Quad{Half<T>::round_pair(r0, r1), Half<T>::round_pair(r2, r3)};
   } else if (n + 3 < p.N && p.N % 2 == 0 && address % 4 == 0) {
-    reinterpret_cast<Pair*>(dst)[0] = Half<T>::round2(r0, r1);
-    reinterpret_cast<Pair*>(dst)[1] = Half<T>::round2(r2, r3);
+    reinterpret_cast<Pair*>(dst)[0] = Half<T>::round_pair(r0, r1);
+    reinterpret_cast<Pair*>(dst)[1] = Half<T>::round_pair(r2, r3);
   } else {
     const float r[4] = {r0, r1, r2, r3};
 #pragma unroll

@@ -34,6 +34,7 @@
 #include <cuda_fp16.h>
 
 #include "common/activation.h"
+#include "gemm/kernels/half_convert.cuh"
 #include "gemm/kernels/wgmma_narrow_ptx.cuh"
 #include "gemm/kernels/wgmma_ptx.cuh"
 
@@ -72,17 +73,7 @@ struct Params {
 };
 
 template <typename T>
-struct Half;
-template <>
-struct Half<__nv_bfloat16> {
-  static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-  static __device__ __forceinline__ __nv_bfloat16 round(float v) { return __float2bfloat16_rn(v); }
-};
-template <>
-struct Half<__half> {
-  static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-  static __device__ __forceinline__ __half round(float v) { return __float2half_rn(v); }
-};
+using Half = HalfConvert<T>;
 
 template <typename T, int kTok, bool kWKMajor>
 __device__ __forceinline__ void mma_k16(float (&acc)[kTok / 2], uint64_t desc_w, uint64_t desc_x) {

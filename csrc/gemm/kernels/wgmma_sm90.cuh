@@ -46,6 +46,7 @@
 #include <cuda_fp16.h>
 
 #include "common/activation.h"
+#include "gemm/kernels/half_convert.cuh"
 #include "gemm/kernels/tile_order.cuh"
 #include "gemm/kernels/wgmma_ptx.cuh"
 
@@ -61,8 +62,6 @@ constexpr int kElemBytes = 2;
 constexpr int kTileABytes = kBlockM * kBlockK * kElemBytes;  // 16 KB
 constexpr int kTileBBytes = kBlockN * kBlockK * kElemBytes;  // 32 KB
 constexpr int kStageBytes = kTileABytes + kTileBBytes;
-// + 1 KB to align the stages to 1024 bytes (the 128-byte swizzle's atom).
-constexpr int kSmemBytes = kStages * kStageBytes + 1024;
 // With the epilogue through shared memory, each consumer stages its 64 x 256
 // outputs for TMA stores as 64 x 64 boxes swizzled like the loads: all four
 // at once (32 KB; 3 stages then fit) or two at a time (16 KB, written in two
@@ -70,43 +69,24 @@ constexpr int kSmemBytes = kStages * kStageBytes + 1024;
 constexpr int kCBoxBytes = 64 * 64 * kElemBytes;           // 8 KB
 template <int kStaged>
 constexpr int stages_of() { return kStaged == 4 ? 3 : kStages; }
+// + 1 KB to align the stages to 1024 bytes (the 128-byte swizzle's atom).
 template <int kStaged>
 constexpr int smem_bytes_of() {
   return stages_of<kStaged>() * kStageBytes + kConsumers * kStaged * kCBoxBytes + 1024;
 }
+static_assert(smem_bytes_of<0>() <= 227 * 1024, "Hopper gives a block at most 227 KB of shared memory");
 static_assert(smem_bytes_of<4>() <= 227 * 1024, "3 stages + four staged boxes fit");
 static_assert(smem_bytes_of<2>() <= 227 * 1024, "4 stages + two staged boxes fit");
 static_assert(kBlockK * kElemBytes == 128, "a k-tile row is one 128-byte swizzle row");
 static_assert(kBlockM == 64 * kConsumers, "each consumer warpgroup owns 64 rows (m64 wgmma)");
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536,
               "the register budget after setmaxnreg fits the SM's 64K registers");
-static_assert(kSmemBytes <= 227 * 1024, "Hopper gives a block at most 227 KB of shared memory");
 // For MN-major B: four 64-column boxes, each 64 k-rows of 128 bytes.
 constexpr int kBoxN = 64;
 constexpr int kBoxBytes = kBoxN * kBlockK * kElemBytes;  // 8 KB
 
-// Conversions spelled out: torch builds with __CUDA_NO_HALF_CONVERSIONS__ and
-// __CUDA_NO_BFLOAT16_CONVERSIONS__, so no implicit float <-> half exists.
 template <typename T>
-struct Half;
-template <>
-struct Half<__nv_bfloat16> {
-  using Pair = __nv_bfloat162;
-  static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-  static __device__ __forceinline__ __nv_bfloat16 round(float v) { return __float2bfloat16_rn(v); }
-  static __device__ __forceinline__ Pair round_pair(float a, float b) {
-    return __floats2bfloat162_rn(a, b);
-  }
-};
-template <>
-struct Half<__half> {
-  using Pair = __half2;
-  static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-  static __device__ __forceinline__ __half round(float v) { return __float2half_rn(v); }
-  static __device__ __forceinline__ Pair round_pair(float a, float b) {
-    return __floats2half2_rn(a, b);
-  }
-};
+using Half = HalfConvert<T>;
 
 struct KernelArgs {
   void* out;

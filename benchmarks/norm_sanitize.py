@@ -5,10 +5,14 @@ case, small shapes, so a sanitized run takes seconds.
     compute-sanitizer --tool memcheck  python benchmarks/norm_sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/norm_sanitize.py
 
-Widths: 33 (no whole 16-byte pack: the fallbacks), 1000 (several rows a block),
-4096, 30000 (past the register and shared-memory caches: the re-read paths) and
-65536 (softmax's cluster rung on Hopper). bfloat16 input, a row-strided view of a
-wider tensor for the last case of each width. The caching allocator is off
+Widths: 33 (no whole 16-byte pack: the fallbacks), 197 and 500 (softmax
+warp_per_row's 8- and 16-element caches), 1000 (several rows a block), 4096,
+12288 (8 fp32 packs a thread), 30000 (past the shared-memory caches; fp32 past
+the registers: the re-read paths), 65536 (the cluster rungs with 512-thread CTAs)
+and 200000 (softmax's cluster rung with 1024-thread CTAs; past the norm cluster's
+registers). bfloat16 input at every width, float32 at the widths whose paths
+differ for it (8-pack threads, the re-read paths, the clusters); a contiguous
+input and a row-strided view of a wider tensor at each. The caching allocator is off
 (PYTORCH_NO_CUDA_MEMORY_CACHING=1) so memcheck sees the end of every tensor.
 Exit 0 when all ran, 2 without a GPU.
 """
@@ -21,13 +25,16 @@ os.environ.setdefault("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
 
 import torch  # noqa: E402
 
-WIDTHS = (33, 1000, 4096, 30000, 65536)
+WIDTHS = {
+    torch.bfloat16: (33, 197, 500, 1000, 4096, 12288, 30000, 65536, 200000),
+    torch.float32: (12288, 30000, 65536, 200000),
+}
 
 
-def cases(n: int):
+def cases(n: int, dtype: torch.dtype):
     """(label, x): a contiguous input and a row-strided view of a wider one."""
-    yield "contiguous", torch.randn(5, n, device="cuda", dtype=torch.bfloat16)
-    yield "row-strided", torch.randn(3, n + 8, device="cuda", dtype=torch.bfloat16)[:, :n]
+    yield "contiguous", torch.randn(5, n, device="cuda", dtype=dtype)
+    yield "row-strided", torch.randn(3, n + 8, device="cuda", dtype=dtype)[:, :n]
 
 
 def run(op: str, variant: str, x: torch.Tensor) -> None:
@@ -57,10 +64,11 @@ def main() -> int:
     count = 0
     for op in ("layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm"):
         for variant in torch_memopt.variants(op, "cuda"):
-            for n in WIDTHS:
-                for label, x in cases(n):
-                    run(op, variant, x)
-                    count += 1
+            for dtype, widths in WIDTHS.items():
+                for n in widths:
+                    for label, x in cases(n, dtype):
+                        run(op, variant, x)
+                        count += 1
     print(f"{count} cases ran")
     return 0
 

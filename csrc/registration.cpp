@@ -1,6 +1,7 @@
 // Every memopt schema, defined once. Backends add kernels with
 // TORCH_LIBRARY_IMPL(memopt, CPU|CUDA, m) in their own files; the fake (meta)
-// kernels and the inference-only autograd guard live in torch_memopt/ops.py.
+// kernels live in torch_memopt/ops.py, the inference-only autograd guard in
+// inference_only_autograd.cpp.
 #include <torch/library.h>
 
 TORCH_LIBRARY(memopt, m) {

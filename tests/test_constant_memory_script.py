@@ -1,28 +1,19 @@
 """benchmarks/constant_memory.py (the constant-memory case study): the parts that run
 without a GPU. The measurement itself runs on the H200."""
 
-import importlib.util
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "constant_memory.py"
+from bench_script import load as load_script
+from bench_script import run
 
 
 def load():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("constant_memory_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("constant_memory")
 
 
 def test_help_runs_without_a_gpu():
-    result = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True)
+    result = run("constant_memory", "--help")
     assert result.returncode == 0, result.stderr
     assert "__constant__" in result.stdout
 

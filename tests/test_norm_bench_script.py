@@ -304,11 +304,12 @@ def test_console_report_ends_with_the_tables_and_the_tally(monkeypatch):
     assert "not measured: liger skipped: not importable" in text
     assert "not measured: naive error: ValueError: memopt::layer_norm: unknown variant 'naive'" in text
     assert "WRONG: wrong float32 layer_norm 256x512: wrong result" in text
-    for table in (lines[-4], lines[-2]):
+    for table in (lines[-5], lines[-3]):
         table = table.splitlines()
         assert table[0].startswith("op") and table[0].rstrip().endswith("result")
         assert len({len(line) for line in table}) == 1  # every row padded to the header's width
-    assert lines[-1] == "acceptance (auto): 1 PASS, 1 MISS, 0 WRONG, 0 not measured"
+    assert lines[-2] == "acceptance (auto): 1 PASS, 1 MISS, 0 WRONG, 0 not measured"
+    assert lines[-1].startswith("geomean over eager")
 
 
 # --- the JSON and the script without a GPU -----------------------------------------

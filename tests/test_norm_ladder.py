@@ -3,10 +3,10 @@ that take each of its paths, against a float64 reference, plus NaN propagation.
 
 Widths: 33 (no whole 16-byte pack: vectorized falls back), 768 and 1000 (narrow,
 several rows a block in vectorized), 4096, 20000 (past warp_per_row's registers and
-vectorized's packs for fp32; inside block_smem's shared-memory cache for 16-bit
-types, past it for fp32), 65536 (past every single-block cache: the re-read
-paths, and the cluster rung's case on Hopper). Row counts
-that are not multiples of the rows a block takes.
+inside block_smem's shared-memory cache for 16-bit types, past it for fp32),
+65536 (past every single-block cache: the re-read paths, and the cluster rung's
+case on Hopper), 262144 (past the cluster rung's registers: its re-read path).
+Row counts that are not multiples of the rows a block takes.
 """
 
 import pytest
@@ -17,7 +17,7 @@ import torch_memopt
 from conftest import requires_cuda
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
-SHAPES = [(5, 33), (37, 768), (9, 1000), (7, 4096), (3, 20000), (2, 65536)]
+SHAPES = [(5, 33), (37, 768), (9, 1000), (7, 4096), (3, 20000), (2, 65536), (1, 262144)]
 DTYPES = [pytest.param(d, id=str(d)[6:]) for d in (torch.float32, torch.float16, torch.bfloat16)]
 
 

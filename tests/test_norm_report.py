@@ -53,6 +53,49 @@ def test_markdown_has_the_bandwidth_header_and_a_row(document):
     assert "![" not in nb_report.markdown(document)  # no chart: no broken image link
 
 
+def _auto(dtype: str, eager_ms: float, ms: float, **extra) -> dict:
+    """An ``auto`` bandwidth record whose eager / ours ratio is eager_ms / ms."""
+    return _record("auto", ms, dtype=dtype, eager_ms=eager_ms, verdict="PASS", **extra)
+
+
+def test_eager_geomean_of_known_ratios():
+    records = [_auto("float32", 1.0, 1.0), _auto("bfloat16", 0.8, 0.2),  # 1.0× and 4.0×
+               _auto("bfloat16", 5.0, 1.0, group="decode"),  # not a bandwidth row
+               _record("eager", 1.0, eager_ms=1.0)]  # not auto
+    geomean = nb_report.eager_geomean(records)
+    assert geomean["all"] == pytest.approx(2.0) and geomean["count"] == 2
+    assert geomean["float32"] == pytest.approx(1.0) and geomean["bfloat16"] == pytest.approx(4.0)
+    assert nb_report.eager_geomean_line(records) == (
+        "geomean over eager (auto, 2 bandwidth shapes): 2.00× (float32 1.00×, bfloat16 4.00×); "
+        "target ≥ 1.3×: PASS")
+
+
+def test_eager_geomean_leaves_out_wrong_skipped_and_untimed_rows():
+    records = [_auto("float32", 2.0, 1.0), _auto("float32", 9.0, 1.0, correct=False),
+               _auto("float32", 9.0, 1.0, status="skipped"), _auto("float32", None, 1.0)]
+    assert nb_report.eager_geomean(records) == {"all": pytest.approx(2.0),
+                                                "float32": pytest.approx(2.0), "count": 1}
+
+
+def test_eager_geomean_below_target_is_a_miss_in_report_and_markdown(document):
+    document["records"] = [_auto("float32", 1.2, 1.0), _auto("float32", 1.2, 1.0)]
+    sentence = ("geomean over eager (auto, 2 bandwidth shapes): 1.20× (float32 1.20×); "
+                "target ≥ 1.3×: MISS")
+    lines = []
+    nb_report.report(document, out=lines.append)
+    assert lines[-2].startswith("acceptance (auto): ") and lines[-1] == sentence
+    assert nb_report.markdown(document).endswith(
+        "Acceptance (`auto`): 2 PASS. G" + sentence[1:] + ".")
+
+
+def test_no_eager_times_no_geomean_line(document):
+    assert nb_report.eager_geomean(document["records"]) == {}
+    lines = []
+    nb_report.report(document, out=lines.append)
+    assert lines[-1].startswith("acceptance (auto): ")
+    assert "geomean" not in nb_report.markdown(document).lower()
+
+
 def test_readme_falls_back_to_the_quick_file(tmp_path, monkeypatch, document):
     monkeypatch.setattr(readme_tables, "RESULTS", tmp_path)
     monkeypatch.setattr(readme_tables, "ROOT", tmp_path)

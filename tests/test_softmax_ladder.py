@@ -3,10 +3,11 @@ each of its paths, against a float64 reference; NaN, -inf and all -inf rows as
 torch.softmax has them; a float32 output from 16-bit input; a softmax over an
 inner dim (the rungs after naive hand it to naive).
 
-Widths: 33 (no whole 16-byte pack: online falls back), 197 and 1000 (several rows a
-block in online), 4096, 20000 (past warp_per_row's registers), 65536 (past the
-shared-memory cache of 16-bit rows and online's registers: the re-read paths) and
-262144 (one row of the vocabulary-size kind: the cluster rung's case, 8 CTAs a row).
+Widths: 33 (no whole 16-byte pack: online falls back), 197, 500 and 1000 (several
+rows a block in online; warp_per_row's 8-, 16- and 32-element caches), 4096, 20000
+(past warp_per_row's registers), 65536 (past the shared-memory cache of 16-bit rows
+and online's registers: the re-read paths; the cluster rung with 512-thread CTAs)
+and 262144 (one row of the vocabulary-size kind: cluster with 1024-thread CTAs).
 """
 
 import pytest
@@ -16,7 +17,7 @@ import torch_memopt
 from conftest import requires_cuda
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
-SHAPES = [(5, 33), (37, 197), (9, 1000), (7, 4096), (3, 20000), (2, 65536), (1, 262144)]
+SHAPES = [(5, 33), (37, 197), (11, 500), (9, 1000), (7, 4096), (3, 20000), (2, 65536), (1, 262144)]
 DTYPES = [pytest.param(d, id=str(d)[6:]) for d in (torch.float32, torch.float16, torch.bfloat16)]
 
 

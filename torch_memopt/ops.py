@@ -1,14 +1,12 @@
-"""Typed wrappers over ``torch.ops.memopt.*``, their fake kernels and the
-inference-only autograd guard.
+"""Typed wrappers over ``torch.ops.memopt.*`` and their fake kernels.
 
 The schemas live in C++ (csrc/registration.cpp); the real kernels in
-csrc/<op>/. What is here is what the dispatcher needs from Python:
-
-* ``register_fake``: output shape and dtype without running a kernel, so
-  ``torch.compile(fullgraph=True)`` traces every op with no graph break.
-  Outputs are always contiguous, as the real kernels return them.
-* ``register_autograd``: a backward that raises, naming the op. The kernels are
-  inference-only; a silent zero gradient or a warning would hide that.
+csrc/<op>/; the inference-only autograd guard (backward raises, naming the op)
+in csrc/inference_only_autograd.cpp, in C++ because a Python autograd kernel
+costs every call ~20 us. What is here is what the dispatcher needs from Python:
+``register_fake``, output shape and dtype without running a kernel, so
+``torch.compile(fullgraph=True)`` traces every op with no graph break. Outputs
+are always contiguous, as the real kernels return them.
 """
 
 from __future__ import annotations
@@ -20,19 +18,6 @@ import torch
 from torch_memopt import _C  # noqa: F401  (loads the native ops into torch.ops.memopt)
 
 OPS = ("gemm", "linear", "layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm")
-
-# The stock op each memopt op replaces; named in the backward error so a user
-# who needs gradients knows what to call instead.
-_STOCK_OP = {
-    "gemm": "torch.mm",
-    "linear": "torch.nn.functional.linear",
-    "layer_norm": "torch.nn.functional.layer_norm",
-    "rms_norm": "torch.nn.functional.rms_norm",
-    "softmax": "torch.softmax",
-    "add_layer_norm": "input + residual, then torch.nn.functional.layer_norm",
-    "add_rms_norm": "input + residual, then torch.nn.functional.rms_norm",
-}
-
 
 def built_with_cuda() -> bool:
     """Whether this build compiled the CUDA kernels (decided by nvcc at build time)."""
@@ -263,27 +248,3 @@ def _add_layer_norm_fake(input, residual, normalized_shape, weight=None, bias=No
 @torch.library.register_fake("memopt::add_rms_norm")
 def _add_rms_norm_fake(input, residual, normalized_shape, weight=None, eps=None, *, variant="auto"):
     return input.new_empty(input.shape), input.new_empty(input.shape)
-
-
-# Inference only: a backward that fails loudly.
-
-
-def _raise_no_backward(op: str):
-    def backward(ctx, *grads):
-        raise RuntimeError(
-            f"memopt::{op} is inference-only and has no backward. To train, use "
-            f"{_STOCK_OP[op]}, or run memopt::{op} under torch.no_grad() / "
-            f"torch.inference_mode()."
-        )
-
-    return backward
-
-
-def _save_nothing(ctx, inputs, output, keyword_only_inputs=None):
-    pass
-
-
-for _op in OPS:
-    torch.library.register_autograd(
-        f"memopt::{_op}", _raise_no_backward(_op), setup_context=_save_nothing
-    )

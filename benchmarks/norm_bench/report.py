@@ -9,17 +9,20 @@ is ever shown for a wrong result. ``markdown`` is the same tables for the README
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from tc_gemm.report import (Table, acceptance_counts, aligned, not_run_lines, number, percent,
                             ratio_cell, result_cell, value_cell)
 
-from .cases import AUTO, COMPILE, EAGER, LIGER, Case, Target
+from .cases import AUTO, COMPILE, DTYPES, EAGER, LIGER, Case, Target
 
 BANDWIDTH_HEADERS = ["op", "dtype", "shape", "MB moved", "copy GB/s", "eager GB/s", "compile GB/s",
                      "Liger GB/s", "auto GB/s", "auto % copy", "auto × best peer", "target", "result"]
 DECODE_HEADERS = ["op", "dtype", "shape", "eager µs", "compile µs", "Liger µs", "auto µs",
                   "auto × eager", "target", "result"]
+# Issue 5's acceptance: over the bandwidth shapes, auto's geometric-mean speed-up over eager.
+EAGER_GEOMEAN_TARGET = 1.3
 
 
 def case_of(record: dict) -> Case:
@@ -75,6 +78,41 @@ def decode_table(records: list[dict]) -> Table:
     return list(DECODE_HEADERS), rows
 
 
+def _geomean(ratios: list[float]) -> float:
+    """The mean of speed-ups that is fair to ratios: 0.5× and 2× average to 1×, not 1.25×."""
+    return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+
+def eager_geomean(records: list[dict]) -> dict:
+    """``auto``'s geometric-mean speed-up over eager (eager_ms / ms) on the bandwidth rows,
+    overall and per dtype, with the row count: the figure issue 5's acceptance names, which
+    no single row shows. Rows without both times, or with a wrong result, are left out
+    (no figure for a wrong result); {} when none is left."""
+    ratios: dict[str, list[float]] = {}
+    for r in records:
+        if (r["group"] == "bandwidth" and r["variant"] == AUTO and r["status"] == "ok"
+                and r.get("correct") is not False and (r.get("ms") or 0) > 0
+                and (r.get("eager_ms") or 0) > 0):
+            ratios.setdefault(r["dtype"], []).append(r["eager_ms"] / r["ms"])
+    every = [ratio for by_dtype in ratios.values() for ratio in by_dtype]
+    if not every:
+        return {}
+    return {"all": _geomean(every), **{dtype: _geomean(rs) for dtype, rs in ratios.items()},
+            "count": len(every)}
+
+
+def eager_geomean_line(records: list[dict]) -> str | None:
+    """The geomean against its target in one sentence, shared by the printed report and
+    the README; None when there is nothing to average (e.g. a run without eager times)."""
+    geomean = eager_geomean(records)
+    if not geomean:
+        return None
+    per_dtype = ", ".join(f"{dtype} {geomean[dtype]:.2f}×" for dtype in DTYPES if dtype in geomean)
+    verdict = "PASS" if geomean["all"] >= EAGER_GEOMEAN_TARGET else "MISS"
+    return (f"geomean over eager ({AUTO}, {geomean['count']} bandwidth shapes): "
+            f"{geomean['all']:.2f}× ({per_dtype}); target ≥ {EAGER_GEOMEAN_TARGET}×: {verdict}")
+
+
 def report(document: dict, out: Callable[[str], None] = print) -> None:
     meta, copy, records = document.get("meta") or {}, document.get("copy") or {}, document["records"]
     out(f"\nNorms and softmax against eager and torch.compile on {meta.get('gpu')} "
@@ -97,6 +135,9 @@ def report(document: dict, out: Callable[[str], None] = print) -> None:
         out(aligned(decode))
     counts = acceptance_counts(records)
     out("acceptance (auto): " + ", ".join(f"{n} {name}" for name, n in counts.items()))
+    geomean = eager_geomean_line(records)
+    if geomean:
+        out(geomean)
 
 
 def _without(table: Table, header: str) -> Table:
@@ -141,5 +182,7 @@ def markdown(document: dict, chart: str | None = None) -> str:
         parts.append(f"![Norms and softmax: GB/s against N, every variant, eager, torch.compile "
                      f"and the copy ceiling]({chart})")
     counts = acceptance_counts(records)
-    parts.append("Acceptance (`auto`): " + ", ".join(f"{n} {k}" for k, n in counts.items() if n) + ".")
+    tally = "Acceptance (`auto`): " + ", ".join(f"{n} {k}" for k, n in counts.items() if n) + "."
+    geomean = eager_geomean_line(records)
+    parts.append(f"{tally} {geomean[0].upper()}{geomean[1:]}." if geomean else tally)
     return "\n\n".join(parts)

@@ -3,11 +3,32 @@
 // vectorized rungs of the norm and softmax ladders.
 #pragma once
 
+#include <cstdint>
+
 namespace memopt {
 
 template <typename T, int kElems>
 struct alignas(sizeof(T) * kElems) Pack {
   T v[kElems];
 };
+
+// The 16-byte packs of T that hold kFloats elements (the cluster rungs keep
+// 32 values a thread: 8 fp32 packs, 4 bf16/fp16 packs).
+template <typename T, int kFloats = 32>
+inline constexpr int kPacksHolding = kFloats / (16 / static_cast<int>(sizeof(T)));
+
+// Packs a thread keeps in registers in the row-in-registers rungs (norm
+// vectorized, softmax online) for a row of `row_packs` packs: 4, or 8 for
+// fp32 rows that would need more than 512 threads at 4 (8192+ columns).
+// Measured on the H200 (issue 5): 8 fp32 packs everywhere cost 3-11 points of
+// copy at 768-8192 columns (half the threads a row, 64-register spills), while a
+// 12288-wide fp32 row at 4 packs needed 1024 threads, one block an SM and
+// nothing in flight while it reduced: 64% of copy, 86-90% at 8 packs and 512
+// threads. 16-bit rows stay at 4 (32 values, as 8 fp32 packs).
+constexpr int kRowVecs = 4;
+constexpr int kWideRowVecs = 8;
+inline int row_vecs(int64_t row_packs, int64_t element_size) {
+  return element_size == 4 && row_packs > 512 * kRowVecs ? kWideRowVecs : kRowVecs;
+}
 
 }  // namespace memopt

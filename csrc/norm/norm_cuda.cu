@@ -45,31 +45,37 @@ bool aligned_16(const at::Tensor& t) {
 }
 
 // The vectorized rung's 16-byte packs: whole packs a row, aligned rows and
-// parameters.
+// parameters, and fewer than 2^30 packs a row (the kernel's in-row indices are
+// 32-bit, with headroom for index + threads x packs; block_smem takes wider rows).
 bool vector_ready(const NormRows& p) {
   const int64_t vec = 16 / static_cast<int64_t>(p.input.element_size());
-  return p.row_length % vec == 0 && p.in_stride % vec == 0 && aligned_16(p.input) &&
-         aligned_16(p.out) &&
+  return p.row_length % vec == 0 && p.row_length / vec < (int64_t{1} << 30) &&
+         p.in_stride % vec == 0 && aligned_16(p.input) && aligned_16(p.out) &&
          aligned_16(p.weight) && aligned_16(p.bias);
 }
 
 // The cluster rung: 8 CTAs of 512 threads a row, one row a cluster (grid y).
 constexpr int kNormCluster = 8;
 constexpr int kNormClusterThreads = 512;
+// Row elements vectorized keeps in registers at most: 1024 threads x 32 (8
+// fp32 packs or 4 16-bit ones).
+constexpr int64_t kVectorizedCapacity = 1024 * kNormThreadElems;
 
 // Whether the cluster rung can take p: pack-ready rows, at most 65535 of them.
 bool cluster_ready(const NormRows& p) { return vector_ready(p) && p.rows <= 65535; }
 
 // auto: vectorized where its packs fit the row, or on Hopper cluster for rows
-// wider than vectorized keeps in registers (1024 threads x kNormVecs packs);
-// otherwise block_smem for wide rows (a block a row) and warp_per_row for
-// narrow ones. Variants "vectorized" and "cluster" on rows they cannot read
-// run that same fallback.
+// wider than vectorized keeps in registers; otherwise block_smem for wide
+// rows (a block a row) and warp_per_row for narrow ones. Variants
+// "vectorized" and "cluster" on rows they cannot read run that same
+// fallback, and "cluster" on a row one block holds runs vectorized: split
+// over 8 CTAs it would pay three cluster barriers for a pack or two a thread
+// (1-5% of copy at 768-4096 columns).
 std::string auto_rung(const NormRows& p, Capability cap = 0) {
   if (vector_ready(p)) {
-    const int64_t capacity = 1024 * kNormVecs * (16 / static_cast<int64_t>(p.input.element_size()));
-    return hopper_only(cap) && p.row_length > capacity && cluster_ready(p) ? "cluster"
-                                                                             : "vectorized";
+    return hopper_only(cap) && p.row_length > kVectorizedCapacity && cluster_ready(p)
+               ? "cluster"
+               : "vectorized";
   }
   return p.row_length > 1024 ? "block_smem" : "warp_per_row";
 }
@@ -90,7 +96,8 @@ void launch_cluster(const NormRows& p, cudaStream_t stream) {
   const scalar_t* none = nullptr;
   cudaLaunchKernelEx(
       &config,
-      norm_vectorized_kernel<scalar_t, param_t, kRms, kNormClusterThreads, false, kNormCluster>,
+      norm_vectorized_kernel<scalar_t, param_t, kRms, kNormClusterThreads, false, kNormCluster,
+                             kPacksHolding<scalar_t, kNormThreadElems>>,
       p.input.const_data_ptr<scalar_t>(),
       p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
       p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
@@ -100,27 +107,37 @@ void launch_cluster(const NormRows& p, cudaStream_t stream) {
 
 // kAdd: the fused add + norm, reading `residual` and writing `sum` beside
 // the normalized output.
-template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd>
+template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd,
+          int kVecs = kRowVecs>
 void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::Tensor& sum,
                        cudaStream_t stream) {
   constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
   constexpr int64_t kRowsPerBlock = kBlock / kThreads;
   const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
-  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd><<<blocks, kBlock, 0, stream>>>(
-      p.input.const_data_ptr<scalar_t>(),
-      p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
-      p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
-      p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
-      kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
-      kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr);
+  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs>
+      <<<blocks, kBlock, 0, stream>>>(
+          p.input.const_data_ptr<scalar_t>(),
+          p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
+          p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
+          p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
+          kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
+          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr);
 }
 
-// The fewest threads a row (32 ... 1024) whose kNormVecs packs each hold it.
+// The fewest threads a row (32 ... 1024) whose row_vecs packs each hold it.
 template <typename scalar_t, typename param_t, bool kRms, bool kAdd = false>
 void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
                              const at::Tensor& residual = {}, const at::Tensor& sum = {}) {
-  const int64_t per_thread = kNormVecs * (16 / static_cast<int64_t>(sizeof(scalar_t)));
-  const int64_t threads = ceil_div<int64_t>(p.row_length, per_thread);
+  const int64_t packs = p.row_length / (16 / static_cast<int64_t>(sizeof(scalar_t)));
+  if constexpr (sizeof(scalar_t) == 4 && !kAdd) {
+    if (row_vecs(packs, sizeof(scalar_t)) == kWideRowVecs) {
+      if (packs <= 512 * kWideRowVecs) {
+        return launch_vectorized<scalar_t, param_t, kRms, 512, false, kWideRowVecs>(p, residual, sum, stream);
+      }
+      return launch_vectorized<scalar_t, param_t, kRms, 1024, false, kWideRowVecs>(p, residual, sum, stream);
+    }
+  }
+  const int64_t threads = ceil_div<int64_t>(packs, kRowVecs);
   if (threads <= 32) return launch_vectorized<scalar_t, param_t, kRms, 32, kAdd>(p, residual, sum, stream);
   if (threads <= 64) return launch_vectorized<scalar_t, param_t, kRms, 64, kAdd>(p, residual, sum, stream);
   if (threads <= 128) return launch_vectorized<scalar_t, param_t, kRms, 128, kAdd>(p, residual, sum, stream);
@@ -157,7 +174,8 @@ void launch_norm(const std::string& rung, const NormRows& p) {
             <<<static_cast<unsigned>(p.rows), kNormBlockThreads,
                static_cast<size_t>(cached) * sizeof(scalar_t), stream>>>(
                 x, w, b, y, p.row_length, p.in_stride, cached, p.eps);
-      } else if (rung == "vectorized" && vector_ready(p)) {
+      } else if ((rung == "vectorized" || (rung == "cluster" && p.row_length <= kVectorizedCapacity)) &&
+                 vector_ready(p)) {
         launch_vectorized_sized<scalar_t, param_t, kRms>(p, stream);
       } else if (rung == "cluster" && cluster_ready(p)) {
         launch_cluster<scalar_t, param_t, kRms>(p, stream);

@@ -44,29 +44,38 @@ bool online_ready(const SoftmaxRows& p) {
          aligned_to(p.out, vec * static_cast<int64_t>(p.out.element_size()));
 }
 
+// Row elements online keeps in registers at most: 1024 threads x 32 (8 fp32
+// packs or 4 16-bit ones).
+constexpr int64_t kOnlineCapacity = 1024 * kSoftmaxThreadElems;
+
 // auto, for a softmax over the last dim: online where its packs fit the row,
-// else block_smem for wide rows and warp_per_row for narrow ones. Over an
-// inner dim (elements of a row `inner` apart) every rung after naive would
-// need a transposing copy; naive's threads own neighbouring columns there and
-// read coalesced, so all of them run naive.
-// Rows wider than online keeps in registers (1024 threads x kSoftmaxVecs
-// packs) take the cluster rung on Hopper.
+// except fp32 rows wider than online's registers, which take cluster on
+// Hopper; else block_smem for wide rows and warp_per_row for narrow ones.
+// 16-bit rows that wide stay on online, whose re-read comes from L2: at
+// 131072 / 262144 bf16 columns online ran at 59% of copy and cluster at
+// 47% / 39%, at fp32 cluster 73% / 67% and online 57% / 59% (H200).
+// Over an inner dim (elements of a row `inner` apart) every rung after naive
+// would need a transposing copy; naive's threads own neighbouring columns
+// there and read coalesced, so all of them run naive.
 std::string auto_rung(const SoftmaxRows& p, Capability cap) {
   if (p.inner != 1) return "naive";
   if (online_ready(p)) {
-    const int64_t online_capacity =
-        1024 * kSoftmaxVecs * (16 / static_cast<int64_t>(p.input.element_size()));
-    return hopper_only(cap) && p.dim_size > online_capacity ? "cluster" : "online";
+    return hopper_only(cap) && p.dim_size > kOnlineCapacity && p.input.element_size() == 4
+               ? "cluster"
+               : "online";
   }
   return p.dim_size > 1024 ? "block_smem" : "warp_per_row";
 }
 
+// The cluster rung: 512 threads a CTA up to 8 x 512 x 32 elements a row,
+// 1024 past that (registers hold 262144 elements at most; wider rows re-read).
 template <typename in_t, typename out_t>
 void launch_cluster(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
+  const bool wide = p.dim_size > kSoftmaxCluster * 512 * kSoftmaxThreadElems;
   cudaLaunchConfig_t config = {};
   // One cluster a row; at most 65535 row slots, each cluster then loops.
   config.gridDim = dim3(kSoftmaxCluster, static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
-  config.blockDim = dim3(kSoftmaxClusterThreads);
+  config.blockDim = dim3(wide ? 1024 : 512);
   config.stream = stream;
   cudaLaunchAttribute cluster = {};
   cluster.id = cudaLaunchAttributeClusterDimension;
@@ -75,42 +84,54 @@ void launch_cluster(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
   cluster.val.clusterDim.z = 1;
   config.attrs = &cluster;
   config.numAttrs = 1;
-  cudaLaunchKernelEx(&config, softmax_cluster_kernel<in_t, out_t>, p.input.const_data_ptr<in_t>(),
+  const auto kernel = wide ? softmax_cluster_kernel<in_t, out_t, 1024>
+                           : softmax_cluster_kernel<in_t, out_t, 512>;
+  cudaLaunchKernelEx(&config, kernel, p.input.const_data_ptr<in_t>(),
                      p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride);
 }
 
-template <typename in_t, typename out_t, int kThreads>
+template <typename in_t, typename out_t, int kThreads, int kVecs>
 void launch_online(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
   constexpr int kBlock = kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads;
   constexpr int64_t kRowsPerBlock = kBlock / kThreads;
-  softmax_online_kernel<in_t, out_t, kThreads>
+  softmax_online_kernel<in_t, out_t, kThreads, kVecs>
       <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kRowsPerBlock)), kBlock, 0, stream>>>(
           p.input.const_data_ptr<in_t>(), p.out.mutable_data_ptr<out_t>(), rows, p.dim_size,
           p.in_stride);
 }
 
-// The fewest threads a row (32 ... 1024) whose kSoftmaxVecs packs hold it.
+// The fewest threads a row (32 ... 1024) whose row_vecs packs each hold it.
 template <typename in_t, typename out_t>
 void launch_online_sized(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
-  const int64_t per_thread = kSoftmaxVecs * (16 / static_cast<int64_t>(sizeof(in_t)));
-  const int64_t threads = ceil_div<int64_t>(p.dim_size, per_thread);
-  if (threads <= 32) return launch_online<in_t, out_t, 32>(p, rows, stream);
-  if (threads <= 64) return launch_online<in_t, out_t, 64>(p, rows, stream);
-  if (threads <= 128) return launch_online<in_t, out_t, 128>(p, rows, stream);
-  if (threads <= 256) return launch_online<in_t, out_t, 256>(p, rows, stream);
-  if (threads <= 512) return launch_online<in_t, out_t, 512>(p, rows, stream);
-  launch_online<in_t, out_t, 1024>(p, rows, stream);
+  const int64_t packs = p.dim_size / (16 / static_cast<int64_t>(sizeof(in_t)));
+  if constexpr (sizeof(in_t) == 4) {
+    if (row_vecs(packs, sizeof(in_t)) == kWideRowVecs) {
+      if (packs <= 512 * kWideRowVecs) return launch_online<in_t, out_t, 512, kWideRowVecs>(p, rows, stream);
+      return launch_online<in_t, out_t, 1024, kWideRowVecs>(p, rows, stream);
+    }
+  }
+  const int64_t threads = ceil_div<int64_t>(packs, kRowVecs);
+  if (threads <= 32) return launch_online<in_t, out_t, 32, kRowVecs>(p, rows, stream);
+  if (threads <= 64) return launch_online<in_t, out_t, 64, kRowVecs>(p, rows, stream);
+  if (threads <= 128) return launch_online<in_t, out_t, 128, kRowVecs>(p, rows, stream);
+  if (threads <= 256) return launch_online<in_t, out_t, 256, kRowVecs>(p, rows, stream);
+  if (threads <= 512) return launch_online<in_t, out_t, 512, kRowVecs>(p, rows, stream);
+  launch_online<in_t, out_t, 1024, kRowVecs>(p, rows, stream);
 }
 
 void launch_softmax(std::string rung, const SoftmaxRows& p, Capability cap) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   // The rungs after naive read rows along the last dim; an inner dim, or a
   // width the packs of online and cluster cannot read, takes what auto takes
-  // (never cluster then: auto picks it only for pack-ready rows).
+  // (never cluster then: auto picks it only for pack-ready rows). A row that
+  // one block's registers hold runs online under "cluster" too: split over 8
+  // CTAs it would pay two cluster barriers for a few packs a thread (at
+  // 32768 x 1000 that took 20 ms against online's 0.05).
   if ((rung != "naive" && p.inner != 1) ||
       ((rung == "online" || rung == "cluster") && !online_ready(p))) {
     rung = auto_rung(p, cap);
   }
+  if (rung == "cluster" && p.dim_size <= kOnlineCapacity) rung = "online";
   const int64_t rows = p.outer * p.inner;
   MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_softmax", [&] {
     const auto launch = [&](auto out_zero) {
@@ -118,9 +139,11 @@ void launch_softmax(std::string rung, const SoftmaxRows& p, Capability cap) {
       const scalar_t* x = p.input.const_data_ptr<scalar_t>();
       out_t* y = p.out.mutable_data_ptr<out_t>();
       if (rung == "warp_per_row") {
-        softmax_warp_per_row_kernel<scalar_t, out_t>
-            <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kSoftmaxWarpRowsPerBlock)),
-               32 * kSoftmaxWarpRowsPerBlock, 0, stream>>>(x, y, rows, p.dim_size, p.in_stride);
+        const auto kernel = p.dim_size <= 32 * 8    ? softmax_warp_per_row_kernel<scalar_t, out_t, 8>
+                            : p.dim_size <= 32 * 16 ? softmax_warp_per_row_kernel<scalar_t, out_t, 16>
+                                                    : softmax_warp_per_row_kernel<scalar_t, out_t, 32>;
+        kernel<<<static_cast<unsigned>(ceil_div<int64_t>(rows, kSoftmaxWarpRowsPerBlock)),
+                 32 * kSoftmaxWarpRowsPerBlock, 0, stream>>>(x, y, rows, p.dim_size, p.in_stride);
       } else if (rung == "block_smem") {
         const int64_t cached = std::min<int64_t>(
             p.dim_size, kSoftmaxSmemCacheBytes / static_cast<int64_t>(sizeof(scalar_t)));

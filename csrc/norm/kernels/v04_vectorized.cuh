@@ -3,10 +3,11 @@
 // What changed from block_smem: every load and store moves 16 bytes (8
 // bf16/fp16 or 4 fp32 elements: LDG.128), so a warp has 512 bytes in flight
 // per load instruction instead of 64-128; the row lives in registers
-// (kVecs 16-byte packs a thread, fp32 statistics from them), no shared-memory
-// copy; and the threads of a row are sized to the row (kThreads of 32 ... 1024
-// so that each holds at most kVecs packs), with several rows a block when a
-// row needs fewer than 128 threads, so narrow rows (768-1000) fill blocks too.
+// (kVecs packs a thread: common/pack.cuh's row_vecs; fp32 statistics from
+// them), no shared-memory copy; and the threads of a row are sized to the row
+// (kThreads of 32 ... 1024 so that each holds at most kVecs packs), with
+// several rows a block when a row needs fewer than 128 threads, so narrow
+// rows (768-1000) fill blocks too.
 // Rows wider than kThreads x kVecs packs re-read the rest from global memory.
 //
 // Requires row_length % (16 / sizeof(scalar_t)) == 0 and 16-byte aligned x,
@@ -20,16 +21,20 @@
 // sum it wrote (each thread its own packs).
 //
 // kCluster > 1 is rung 5, cluster (Hopper): a row too wide for one block's
-// registers (past 32768 bf16 / 16384 fp32 elements) is split across the
+// registers (past 32768 elements) is split across the
 // kCluster CTAs of a thread-block cluster, each holding its slice in
 // registers; each CTA's partial sum (then sum of squares) is published in its
 // shared memory and every CTA adds up all of them through distributed shared
 // memory after a cluster barrier, in rank order (deterministic). One row a
-// cluster, grid (kCluster, rows).
+// cluster, grid (kCluster, rows). Not timed: the benchmark's norm rows stop at
+// 12288 columns, where "cluster" runs this kernel without one; tested at 65536
+// and 262144 columns.
 //
 // Expected: near copy speed wherever the grid holds enough rows.
 //
-// Measured: the norm benchmark (benchmarks/norm_bench.py) on the H200.
+// Measured (benchmarks/norm_bench.py, H200, benchmarks/results/norm_bench_h200.json):
+// 16384x4096 layer_norm 93.8% of copy fp32, 87.8% bf16; 4096x12288 fp32 86.4%
+// (64% before 8 fp32 packs a thread); the fused add + norm 2.7-4.1 TB/s.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -39,8 +44,16 @@
 
 namespace memopt {
 
-constexpr int kNormVecs = 4;              // 16-byte packs a thread keeps in registers
+constexpr int kNormThreadElems = 32;      // the most row elements a thread keeps in registers
 constexpr int kNormVecMinBlock = 128;     // threads a block at least (several narrow rows)
+// Blocks an SM must hold: 64 registers a thread at most, so 2048 threads
+// (1024 for 1024-thread blocks) share the 64K registers of an SM. Left to
+// itself ptxas gave the fp32 kernels 77-86 registers (24 warps an SM); at 64
+// they keep 24-28 bytes of prologue values on the stack, outside the loops.
+// The fused add (kAdd) is left uncapped: at 64 it spilled 104 bytes.
+template <int kThreads>
+inline constexpr int kNormVecMinBlocksPerSm =
+    65536 / 64 / (kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads);
 
 // The row total from each CTA's total (the same in all its threads): one
 // thread publishes it in `slot` of its shared memory, and after a cluster
@@ -58,8 +71,9 @@ __device__ __forceinline__ float cluster_total(float cta_total, float* slot) {
 }
 
 template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd = false,
-          int kCluster = 1>
-__global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)
+          int kCluster = 1, int kNormVecs = kRowVecs>
+__global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads,
+                                  kAdd ? 1 : kNormVecMinBlocksPerSm<kThreads>)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
                            int64_t rows, int64_t row_length, int64_t in_stride, float eps,
@@ -80,13 +94,16 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
                                          threadIdx.x / kThreads;
   // Rows past the end still take part in the block's barriers.
   const bool active = row < rows;
-  const int64_t row_packs = active ? row_length / kVec : 0;
+  // Pack indices within a row are 32-bit (the launcher sends rows of 2^30
+  // packs or more to block_smem); only the row offsets below need 64 bits. With
+  // 64-bit pack indices the fp32 kernels took 78-86 registers a thread.
+  const int row_packs = active ? static_cast<int>(row_length / kVec) : 0;
   // This CTA's packs of the row, [first, end): all of them, or its rank's slice.
   int rank = 0;
   if constexpr (kCluster > 1) rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
-  const int64_t per_cta = kCluster > 1 ? (row_packs + kCluster - 1) / kCluster : row_packs;
-  const int64_t first = kCluster > 1 ? rank * per_cta : 0;
-  const int64_t end = kCluster > 1 ? min(row_packs, first + per_cta) : row_packs;
+  const int per_cta = kCluster > 1 ? (row_packs + kCluster - 1) / kCluster : row_packs;
+  const int first = kCluster > 1 ? rank * per_cta : 0;
+  const int end = kCluster > 1 ? min(row_packs, first + per_cta) : row_packs;
   // Input rows in_stride apart (a multiple of the pack), everything else contiguous.
   const XPack* xr = reinterpret_cast<const XPack*>(x + row * in_stride);
   XPack* yr = reinterpret_cast<XPack*>(y + row * row_length);
@@ -94,7 +111,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   XPack* sr = kAdd ? reinterpret_cast<XPack*>(sum_out + row * row_length) : nullptr;
   // Pack pk of the row to normalize, in fp32: x, or x + residual rounded to
   // scalar_t and written to sum_out on the first pass.
-  const auto load = [&](int64_t pk, float (&v)[kVec], bool first_pass) {
+  const auto load = [&](int pk, float (&v)[kVec], bool first_pass) {
     const XPack a = kAdd && !first_pass ? sr[pk] : xr[pk];
     if constexpr (kAdd) {
       if (first_pass) {
@@ -118,7 +135,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   float sum = 0.f;
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
-    const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
+    const int pk = first + t + k * kThreads;
     if (pk < end) {
       load(pk, cache[k], true);
     } else {
@@ -128,7 +145,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += cache[k][j];
   }
-  for (int64_t pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
+  for (int pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
     float v[kVec];
     load(pk, v, true);
 #pragma unroll
@@ -142,14 +159,14 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   float sq = 0.f;
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
-    const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
+    const int pk = first + t + k * kThreads;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       const float d = cache[k][j] - mean;
       if (pk < end) sq += d * d;
     }
   }
-  for (int64_t pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
+  for (int pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
     float v[kVec];
     load(pk, v, false);
 #pragma unroll
@@ -164,7 +181,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // No CTA leaves while a peer may still read its partials.
   if constexpr (kCluster > 1) cooperative_groups::this_cluster().sync();
 
-  const auto write = [&](int64_t pk, const float (&in)[kVec]) {
+  const auto write = [&](int pk, const float (&in)[kVec]) {
     PPack w{}, b{};
     if (weight != nullptr) w = reinterpret_cast<const PPack*>(weight)[pk];
     if (bias != nullptr) b = reinterpret_cast<const PPack*>(bias)[pk];
@@ -180,10 +197,10 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   };
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
-    const int64_t pk = first + t + static_cast<int64_t>(k) * kThreads;
+    const int pk = first + t + k * kThreads;
     if (pk < end) write(pk, cache[k]);
   }
-  for (int64_t pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
+  for (int pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
     float in[kVec];
     load(pk, in, false);
     write(pk, in);

@@ -2,6 +2,7 @@
 // online and cluster rungs: the pairs it reduces to and the output it writes.
 #pragma once
 
+#include "common/fast_exp.cuh"
 #include "common/nan_max.h"
 #include "common/pack.cuh"
 
@@ -18,10 +19,10 @@ __device__ __forceinline__ void merge_online(float& m, float& s, float m2, float
 
 // The packs first + t + k * kStride of [first, last): the first kVecs of them
 // in registers, kept as e^(x - m_local) after `reduce`, so `write` only
-// rescales them (one expf an element, not two: two made bf16 rows SFU-bound,
-// 4e12 expf/s at 4 TB/s of bf16 against the H200's 16 SFU ops/clk/SM x 132 x
-// 1.98 GHz); the packs past the registers are folded into the running pair
-// and recomputed when written.
+// rescales them (one exponential an element, not two); the packs past the
+// registers are folded into the running pair and recomputed when written.
+// Exponentials are exp_shifted (common/fast_exp.cuh: FFMA + MUFU.EX2): with
+// expf, bf16 rows were bound by instruction issue at 58-67% of copy.
 template <typename in_t, typename out_t, int kVecs, int kStride>
 struct OnlineSlice {
   static constexpr int kVec = 16 / sizeof(in_t);
@@ -46,11 +47,14 @@ struct OnlineSlice {
     }
     m = m_local;
     s = 0.f;
+    // A slice of only -inf (or padding) keeps zeros: a shift of +inf makes
+    // every exponential 2^-inf = 0 without a select an element.
+    const float m_log2e = m_local == -INFINITY ? INFINITY : m_local * kLog2e;
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        cache[k][j] = m_local == -INFINITY ? 0.f : expf(cache[k][j] - m_local);
+        cache[k][j] = exp_shifted(cache[k][j], m_log2e);
         s += cache[k][j];
       }
     }
@@ -60,8 +64,9 @@ struct OnlineSlice {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) pm = nan_propagating_max(pm, static_cast<float>(v.v[j]));
       if (pm != -INFINITY) {
+        const float pm_log2e = pm * kLog2e;
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) ps += expf(static_cast<float>(v.v[j]) - pm);
+        for (int j = 0; j < kVec; ++j) ps += exp_shifted(static_cast<float>(v.v[j]), pm_log2e);
       }
       merge_online(m, s, pm, ps);
     }
@@ -85,12 +90,13 @@ struct OnlineSlice {
       for (int j = 0; j < kVec; ++j) out.v[j] = static_cast<out_t>(cache[k][j] * scale);
       yr[pk] = out;
     }
+    const float row_m_log2e = row_m * kLog2e;
     for (int64_t pk = first + static_cast<int64_t>(kVecs) * kStride + t; pk < last; pk += kStride) {
       const InPack v = xr[pk];
       OutPack out;
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        out.v[j] = static_cast<out_t>(expf(static_cast<float>(v.v[j]) - row_m) * inv_sum);
+        out.v[j] = static_cast<out_t>(exp_shifted(static_cast<float>(v.v[j]), row_m_log2e) * inv_sum);
       }
       yr[pk] = out;
     }

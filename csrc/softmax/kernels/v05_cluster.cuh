@@ -3,9 +3,11 @@
 //
 // What changed from online: one row is split across the kCluster CTAs of a
 // thread-block cluster instead of one block, so a 262144-wide row (512 KB of
-// bf16, 1 MB of fp32) sits in the registers of 8 x 512 threads (64 elements a
-// thread) and is read once and written once; online keeps at most 32768 bf16
-// / 16384 fp32 elements of a row in registers and re-reads the rest. Each CTA
+// bf16, 1 MB of fp32) sits in the registers of 8 x 1024 threads (32 elements
+// a thread, as online) and is read once and written once; online keeps at
+// most 32768 elements of a row in registers and re-reads the rest. CTAs of
+// 512 threads take rows up to 131072 wide (two CTAs an SM by registers, so
+// one row's write overlaps the next row's loads). Each CTA
 // reduces its slice to an online (max, sum) pair; the pairs meet through
 // distributed shared memory: every CTA reads all kCluster pairs from its
 // peers' shared memory (mapa / ld.shared::cluster through cooperative_groups)
@@ -15,29 +17,29 @@
 // Requires dim_size % (16 / sizeof(in_t)) == 0, 16-byte aligned rows of x and
 // aligned rows of y; the launcher takes online's fallbacks otherwise.
 //
-// Measured: not yet (branch wip/issue5-next, compiled only).
+// Measured (benchmarks/norm_bench.py, H200, benchmarks/results/norm_bench_h200.json):
+// 1024x131072 / 1024x262144 fp32 72.6% / 66.8% of copy (online 57.2% / 58.8%);
+// bf16 47.2% / 38.7%, below online's 58.5%, so auto keeps 16-bit rows on online.
 #pragma once
 
 #include <cooperative_groups.h>
 
 #include "common/block_reduce.cuh"
 #include "softmax/kernels/online_slice.cuh"
+#include "softmax/kernels/v04_online.cuh"  // kSoftmaxThreadElems
 
 namespace memopt {
 
-constexpr int kSoftmaxCluster = 8;          // CTAs a row: the portable cluster size
-constexpr int kSoftmaxClusterThreads = 512;  // threads a CTA
-constexpr int kSoftmaxClusterVecs = 8;       // 16-byte packs a thread keeps in registers
+constexpr int kSoftmaxCluster = 8;  // CTAs a row: the portable cluster size
 
 // grid (kSoftmaxCluster, row slots), cluster (kSoftmaxCluster, 1, 1): the
 // cluster at blockIdx.y takes rows blockIdx.y, + gridDim.y, ...
-template <typename in_t, typename out_t>
-__global__ void __launch_bounds__(kSoftmaxClusterThreads)
+template <typename in_t, typename out_t, int kThreads>
+__global__ void __launch_bounds__(kThreads)
     softmax_cluster_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
                            int64_t dim_size, int64_t in_stride) {
   namespace cg = cooperative_groups;
   constexpr int kVec = 16 / sizeof(in_t);
-  constexpr int kThreads = kSoftmaxClusterThreads;
   constexpr int kWarps = kThreads / 32;
   using InPack = Pack<in_t, kVec>;
   using OutPack = Pack<out_t, kVec>;
@@ -56,7 +58,7 @@ __global__ void __launch_bounds__(kSoftmaxClusterThreads)
     const InPack* xr = reinterpret_cast<const InPack*>(x + row * in_stride);
     OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
 
-    OnlineSlice<in_t, out_t, kSoftmaxClusterVecs, kThreads> slice;
+    OnlineSlice<in_t, out_t, kPacksHolding<in_t, kSoftmaxThreadElems>, kThreads> slice;
     float m, s;
     slice.reduce(xr, first, last, t, m, s);
 

@@ -149,6 +149,14 @@ def add_norm_table(document: dict) -> str:
     return markdown(document)
 
 
+def model_table(document: dict) -> str:
+    """End-to-end model latency, as benchmarks/bench_model.py writes it."""
+    _benchmarks_importable()
+    from bench_model import markdown
+
+    return markdown(document)
+
+
 def _shape(shape: dict) -> str:
     return "×".join(str(v) for v in shape.values())
 
@@ -217,6 +225,15 @@ SHOWN = [
         add_norm_table,
     ),
     ("constant_memory_h200.json", CONSTANT_MEMORY_INTRO, constant_memory_table),
+    (
+        "bench_model_h200.json",
+        "Whole models, `python benchmarks/bench_model.py` on the H200: Hugging Face Llama "
+        "(8 layers, hidden 2048, eager attention), GPT-2 small and BERT base, and timm "
+        "ViT-B/16, random weights from configs, in bfloat16: stock eager, `optimize_`, "
+        "torch.compile and `optimize_` + torch.compile on the same inputs; prefill 8 × 512 "
+        "tokens and, for the causal LMs, one decode step at batch 1 and 8.",
+        model_table,
+    ),
 ]
 
 

@@ -3,9 +3,10 @@
 The ops are registered with the PyTorch dispatcher as ``torch.ops.memopt.*``
 (gemm, linear, layer_norm, rms_norm, softmax, and the fused add_layer_norm and
 add_rms_norm) by the native extension
-``torch_memopt._C``; this package adds typed wrappers, the fake (meta) kernels
-that make them traceable by ``torch.compile``, and the inference-only autograd
-guard. See ``torch_memopt.ops`` for the shapes each op takes.
+``torch_memopt._C``; this package adds typed wrappers and the fake (meta) kernels
+that make them traceable by ``torch.compile`` (``torch_memopt.ops``), drop-in
+modules (``torch_memopt.nn``), and ``optimize_(model)`` / ``enable()`` to use them
+in a model you already have (``torch_memopt.patch``).
 """
 
 from torch_memopt.ops import (
@@ -19,16 +20,24 @@ from torch_memopt.ops import (
     softmax,
     variants,
 )
+from torch_memopt import nn
+from torch_memopt._routing import use_cpu_kernels
+from torch_memopt.patch import enable, last_report, optimize_
 
 __all__ = [
     "add_layer_norm",
     "add_rms_norm",
     "built_with_cuda",
+    "enable",
     "gemm",
+    "last_report",
     "layer_norm",
     "linear",
+    "nn",
+    "optimize_",
     "rms_norm",
     "softmax",
+    "use_cpu_kernels",
     "variants",
 ]
 __version__ = "0.1.0"

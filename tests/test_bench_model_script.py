@@ -1,0 +1,39 @@
+"""benchmarks/bench_model.py (end-to-end model latency, issue 6): the plumbing, on the
+CPU with a small model. The measurement itself runs on the H200."""
+
+import json
+
+import pytest
+import torch
+
+from bench_script import load, run
+
+pytest.importorskip("transformers", reason="bench_model.py builds Hugging Face models")
+pytest.importorskip("timm", reason="bench_model.py builds a timm ViT")
+
+
+def test_help_runs_without_a_gpu():
+    result = run("bench_model", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "optimize_" in result.stdout
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the exit without a GPU")
+def test_cuda_run_exits_2_without_a_gpu(tmp_path):
+    assert load("bench_model").main(["--out", str(tmp_path / "m.json")]) == 2
+
+
+def test_small_cpu_run_writes_a_record_per_step_and_variant(tmp_path):
+    out = tmp_path / "m.json"
+    code = load("bench_model").main(["--small", "--device", "cpu", "--reps", "1",
+                                     "--models", "gpt2", "--out", str(out)])
+    assert code == 0
+    records = json.loads(out.read_text())["records"]
+    keys = {(r["step"], r["batch"], r["variant"]) for r in records}
+    variants = ("eager", "optimize_", "compile", "optimize_+compile")
+    assert keys == {(s, b, v) for s, b in [("prefill", 2), ("decode", 1), ("decode", 2)]
+                    for v in variants}
+    for r in records:
+        assert r["status"] == "ok", r
+        assert r["cosine"] >= 0.999 and r["ms"] > 0
+    assert all(r["speedup"] == 1.0 for r in records if r["variant"] == "eager")

@@ -157,6 +157,13 @@ def model_table(document: dict) -> str:
     return markdown(document)
 
 
+def probe_table(document: dict) -> str:
+    """The probe's claims table and plots (python -m torch_memopt.probe --plot-dir)."""
+    from torch_memopt.probe.markdown import markdown
+
+    return markdown(document, (RESULTS / "probe").relative_to(ROOT).as_posix())
+
+
 def _shape(shape: dict) -> str:
     return "×".join(str(v) for v in shape.values())
 
@@ -233,6 +240,14 @@ SHOWN = [
         "torch.compile and `optimize_` + torch.compile on the same inputs; prefill 8 × 512 "
         "tokens and, for the causal LMs, one decode step at batch 1 and 8.",
         model_table,
+    ),
+    (
+        "probe_h200.json",
+        "The memory hierarchy of this GPU, measured: `python -m torch_memopt.probe --out "
+        "benchmarks/results/probe_h200.json --plot-dir benchmarks/results/probe` on the H200. "
+        "Each row is a quantitative claim of our source material, what this GPU measured and "
+        "the verdict (holds within 25%, off by how much, or does not apply here).",
+        probe_table,
     ),
 ]
 

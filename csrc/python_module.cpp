@@ -1,10 +1,15 @@
 // The Python entry of torch_memopt._C (setup.py builds it; the CMake LibTorch
 // library leaves it out). Importing the module runs the static TORCH_LIBRARY
-// registrations of the other files; its one function lists variants.
+// registrations of the other files; its functions list variants and read
+// kernels' resource use.
 #include <Python.h>
 
+#include <c10/util/Exception.h>
+
+#include "common/kernel_registry.h"
 #include "common/variants.h"
 
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -46,11 +51,55 @@ PyObject* built_with_cuda(PyObject* /*self*/, PyObject* /*args*/) {
 #endif
 }
 
+// A dict of one kernel's attributes under kernel_info's keys; nullptr with the
+// Python error set when an allocation fails.
+PyObject* attributes_dict(const memopt::KernelAttributes& a) {
+  return Py_BuildValue("{s:s,s:i,s:i,s:i,s:i,s:i}", "label", a.label.c_str(), "registers",
+                       a.registers, "static_shared_bytes", a.static_shared_bytes, "local_bytes",
+                       a.local_bytes, "max_threads_per_block", a.max_threads_per_block,
+                       "max_dynamic_shared_bytes", a.max_dynamic_shared_bytes);
+}
+
+// kernel_info(op: str, variant: str) -> list[dict]. The registry's
+// c10::ValueError (unknown op or variant) becomes a ValueError, its other
+// errors (no CUDA kernels in the build, no GPU) a RuntimeError.
+PyObject* kernel_info(PyObject* /*self*/, PyObject* args) {
+  const char* op = nullptr;
+  const char* variant = nullptr;
+  if (!PyArg_ParseTuple(args, "ss", &op, &variant)) return nullptr;
+  std::vector<memopt::KernelAttributes> kernels;
+  try {
+    kernels = memopt::kernel_attributes(op, variant);
+  } catch (const c10::ValueError& e) {
+    PyErr_SetString(PyExc_ValueError, e.what_without_backtrace());
+    return nullptr;
+  } catch (const c10::Error& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    return nullptr;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(kernels.size()));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    PyObject* entry = attributes_dict(kernels[i]);
+    if (entry == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), entry);
+  }
+  return list;
+}
+
 PyMethodDef methods[] = {
     {"variants", variants, METH_VARARGS,
      "variants(op, device_type, capability) -> list of runnable variant names"},
     {"built_with_cuda", built_with_cuda, METH_NOARGS,
      "built_with_cuda() -> whether the CUDA kernels were compiled in"},
+    {"kernel_info", kernel_info, METH_VARARGS,
+     "kernel_info(op, variant) -> list of dicts of the variant's kernels' cudaFuncGetAttributes"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "torch_memopt native ops", -1, methods};

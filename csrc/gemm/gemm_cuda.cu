@@ -17,6 +17,7 @@
 #include "common/cuda_launch.cuh"
 #include "common/dispatch.h"
 #include "common/dtype_names.h"
+#include "common/kernel_registry.h"
 #include "common/variants.h"
 #include "gemm/gemm_common.h"
 #include "gemm/half_gemm.h"
@@ -327,5 +328,20 @@ TORCH_LIBRARY_IMPL(memopt, CUDA, m) {
   m.impl("gemm", &gemm_cuda);
   m.impl("linear", &linear_cuda);
 }
+
+// kernel_info (common/kernel_registry.h): naive's one kernel takes any strides,
+// so gemm and linear run the same instantiations; float32 and bfloat16, the
+// dtypes the GEMM benchmarks time. The other rungs register in their own files.
+namespace {
+
+std::vector<KernelEntry> naive_kernels(const char* op) {
+  return {{op, "naive", "float32", kernel_address(gemm_naive_kernel<float>)},
+          {op, "naive", "bfloat16", kernel_address(gemm_naive_kernel<at::BFloat16>)}};
+}
+
+MEMOPT_REGISTER_KERNELS(kGemmNaiveKernels, naive_kernels("gemm"));
+MEMOPT_REGISTER_KERNELS(kLinearNaiveKernels, naive_kernels("linear"));
+
+}  // namespace
 
 }  // namespace memopt

@@ -39,6 +39,7 @@
 #include <cstdint>
 
 #include "common/device_info.h"
+#include "common/kernel_registry.h"
 #include "gemm/half_gemm.h"
 #include "gemm/kernels/gemv.cuh"
 
@@ -191,5 +192,29 @@ void launch_gemm_gemv(const HalfGemmArgs& p, cudaStream_t stream) {
     launch_dtype<gemv::Fp16>(p, stream);
   }
 }
+
+// kernel_info (common/kernel_registry.h): the 16-byte-load shapes in bfloat16
+// (the tensor-core benchmark's dtype, decode rows M = 1, 8, 16, 64): linear's
+// weight [N, K] (k-major) and gemm's row-major b.
+namespace {
+
+using gemv::gemv_kernel;
+
+MEMOPT_REGISTER_KERNELS(
+    kGemvKernels,
+    {{"linear", "gemv", "bfloat16, M <= 8",
+      kernel_address(gemv_kernel<KMajor, KMajorM8, gemv::Bf16, true>)},
+     {"linear", "gemv", "bfloat16, M <= 16",
+      kernel_address(gemv_kernel<KMajor, KMajorM16, gemv::Bf16, true>)},
+     {"linear", "gemv", "bfloat16, M <= 32",
+      kernel_address(gemv_kernel<KMajor, KMajorM32, gemv::Bf16, true>)},
+     {"linear", "gemv", "bfloat16, larger M (64 tokens a block)",
+      kernel_address(gemv_kernel<KMajor, KMajorM64, gemv::Bf16, true>)},
+     {"gemm", "gemv", "bfloat16, M <= 8",
+      kernel_address(gemv_kernel<RowMajor, RowMajorM8, gemv::Bf16, true>)},
+     {"gemm", "gemv", "bfloat16, larger M (16 tokens a block)",
+      kernel_address(gemv_kernel<RowMajor, RowMajorM16, gemv::Bf16, true>)}});
+
+}  // namespace
 
 }  // namespace memopt

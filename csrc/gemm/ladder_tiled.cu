@@ -1,5 +1,6 @@
 // Launchers of the register-tiled rungs 6 and 7 (rung 8: ladder_warptiled.cu). No ATen headers: the caller
 // (gemm_cuda.cu) checks the launch and owns every tensor.
+#include "common/kernel_registry.h"
 #include "gemm/kernels/v06_register_blocked.cuh"
 #include "gemm/kernels/v07_vectorized.cuh"
 
@@ -41,5 +42,23 @@ void launch_gemm_vectorized(const GemmArgs& p, cudaStream_t stream) {
     });
   });
 }
+
+// kernel_info (common/kernel_registry.h): each rung's kernel for gemm's
+// row-major b and for linear's weight (a column-major B); vectorized with the
+// 16-byte loads that aligned operands (every benchmark's) take.
+namespace {
+
+template <bool kBColMajor>
+std::vector<KernelEntry> tiled_rung_kernels(const char* op) {
+  return {{op, "register_blocked", "float32",
+           kernel_address(gemm_register_blocked_kernel<kBColMajor>)},
+          {op, "vectorized", "float32, 16-byte loads",
+           kernel_address(gemm_vectorized_kernel<true, kBColMajor>)}};
+}
+
+MEMOPT_REGISTER_KERNELS(kGemmTiledRungKernels, tiled_rung_kernels<false>("gemm"));
+MEMOPT_REGISTER_KERNELS(kLinearTiledRungKernels, tiled_rung_kernels<true>("linear"));
+
+}  // namespace
 
 }  // namespace memopt

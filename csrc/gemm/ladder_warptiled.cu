@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "common/device_info.h"
+#include "common/kernel_registry.h"
 #include "gemm/kernels/v08_warptiled.cuh"
 
 namespace memopt {
@@ -21,5 +22,24 @@ void launch_gemm_warptiled(const GemmArgs& p, cudaStream_t stream) {
     launch_warptiled<warptiled::Tuned>(p, stream);
   }
 }
+
+// kernel_info (common/kernel_registry.h): both shapes, for gemm's row-major b
+// (16-byte B loads, as aligned operands take) and for linear's weight (a
+// column-major B, copied 4 bytes at a time).
+namespace {
+
+template <bool kBColMajor>
+std::vector<KernelEntry> warptiled_kernels(const char* op) {
+  constexpr bool kVec = !kBColMajor;
+  return {{op, "warptiled", "float32, 128 x 256 tiles",
+           kernel_address(gemm_warptiled_kernel<warptiled::Tuned, kVec, kBColMajor>)},
+          {op, "warptiled", "float32, 128 x 128 tiles (grids under one 128 x 256 tile an SM)",
+           kernel_address(gemm_warptiled_kernel<warptiled::Small, kVec, kBColMajor>)}};
+}
+
+MEMOPT_REGISTER_KERNELS(kGemmWarptiledKernels, warptiled_kernels<false>("gemm"));
+MEMOPT_REGISTER_KERNELS(kLinearWarptiledKernels, warptiled_kernels<true>("linear"));
+
+}  // namespace
 
 }  // namespace memopt

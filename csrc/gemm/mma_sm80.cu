@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "common/device_info.h"
+#include "common/kernel_registry.h"
 #include "gemm/half_gemm.h"
 #include "gemm/kernels/mma_sm80.cuh"
 
@@ -79,5 +80,24 @@ void launch_gemm_mma(const HalfGemmArgs& p, cudaStream_t stream) {
     launch_shape<mma_sm80::Large>(p, stream);
   }
 }
+
+// kernel_info (common/kernel_registry.h): both shapes in bfloat16 (the tensor-
+// core benchmark's dtype) with 16-byte cp.async (aligned operands), for gemm's
+// row-major b and for linear's weight [N, K].
+namespace {
+
+template <bool kBKMajor>
+std::vector<KernelEntry> mma_kernels(const char* op) {
+  using mma_sm80::gemm_mma_kernel;
+  return {{op, "mma", "bfloat16, 128 x 256 tiles",
+           kernel_address(gemm_mma_kernel<mma_sm80::Large, __nv_bfloat16, kBKMajor, true>)},
+          {op, "mma", "bfloat16, 128 x 128 tiles (grids under one 128 x 256 tile an SM)",
+           kernel_address(gemm_mma_kernel<mma_sm80::Small, __nv_bfloat16, kBKMajor, true>)}};
+}
+
+MEMOPT_REGISTER_KERNELS(kGemmMmaKernels, mma_kernels<false>("gemm"));
+MEMOPT_REGISTER_KERNELS(kLinearMmaKernels, mma_kernels<true>("linear"));
+
+}  // namespace
 
 }  // namespace memopt

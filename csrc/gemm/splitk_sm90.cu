@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "common/device_info.h"
+#include "common/kernel_registry.h"
 #include "gemm/half_gemm.h"
 #include "gemm/kernels/splitk_sm90.cuh"
 #include "gemm/tma_map.h"
@@ -137,5 +138,29 @@ void launch_gemm_splitk_tuned(const HalfGemmArgs& p, int splits, int config, cud
   }
 }
 #endif  // MEMOPT_WGMMA_TUNING_VARIANTS
+
+// kernel_info (common/kernel_registry.h): launch_gemm_splitk's four token
+// widths in bfloat16 (the tensor-core benchmark's dtype, decode rows M = 1,
+// 8, 16, 64), for gemm's row-major b and for linear's weight [N, K].
+namespace {
+
+template <bool kWKMajor>
+std::vector<KernelEntry> splitk_kernels(const char* op) {
+  using T = __nv_bfloat16;
+  constexpr int kS = kDefaultStages, kB = kDefaultBoxes;
+  return {{op, "splitk", "bfloat16, 8-token tiles (M <= 8)",
+           kernel_address(splitk::gemm_splitk_kernel<T, 8, kWKMajor, kS, kB>)},
+          {op, "splitk", "bfloat16, 16-token tiles (M <= 16)",
+           kernel_address(splitk::gemm_splitk_kernel<T, 16, kWKMajor, kS, kB>)},
+          {op, "splitk", "bfloat16, 32-token tiles (M <= 32)",
+           kernel_address(splitk::gemm_splitk_kernel<T, 32, kWKMajor, kS, kB>)},
+          {op, "splitk", "bfloat16, 64-token tiles (larger M)",
+           kernel_address(splitk::gemm_splitk_kernel<T, 64, kWKMajor, kS, kB>)}};
+}
+
+MEMOPT_REGISTER_KERNELS(kGemmSplitkKernels, splitk_kernels<false>("gemm"));
+MEMOPT_REGISTER_KERNELS(kLinearSplitkKernels, splitk_kernels<true>("linear"));
+
+}  // namespace
 
 }  // namespace memopt

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "common/device_info.h"
+#include "common/kernel_registry.h"
 #include "gemm/half_gemm.h"
 #include "gemm/tma_map.h"
 #include "gemm/kernels/wgmma_sm90.cuh"
@@ -170,5 +171,23 @@ void launch_gemm_wgmma_pingpong(const HalfGemmArgs& p, cudaStream_t stream) {
   }
 }
 #endif  // MEMOPT_WGMMA_TUNING_VARIANTS
+
+// kernel_info (common/kernel_registry.h): launch_gemm_wgmma's two kernels in
+// bfloat16 (the tensor-core benchmark's dtype), for gemm's row-major b and
+// for linear's weight [N, K]. The tuning variants above are left out.
+namespace {
+
+template <bool kBKMajor>
+std::vector<KernelEntry> wgmma_kernels(const char* op) {
+  return {{op, "wgmma", "bfloat16, epilogue through TMA stores (N % 8 == 0)",
+           kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, kBKMajor, 1, 4>)},
+          {op, "wgmma", "bfloat16, epilogue from registers (other N)",
+           kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, kBKMajor, 1, 0>)}};
+}
+
+MEMOPT_REGISTER_KERNELS(kGemmWgmmaKernels, wgmma_kernels<false>("gemm"));
+MEMOPT_REGISTER_KERNELS(kLinearWgmmaKernels, wgmma_kernels<true>("linear"));
+
+}  // namespace
 
 }  // namespace memopt

@@ -15,6 +15,7 @@
 #include "common/cuda_launch.cuh"
 #include "common/checks.h"
 #include "common/dispatch.h"
+#include "common/kernel_registry.h"
 #include "common/variants.h"
 #include "norm/kernels/v01_naive.cuh"
 #include "norm/kernels/v02_warp_per_row.cuh"
@@ -286,5 +287,80 @@ TORCH_LIBRARY_IMPL(memopt, CUDA, m) {
   m.impl("add_layer_norm", &add_layer_norm_cuda);
   m.impl("add_rms_norm", &add_rms_norm_cuda);
 }
+
+// kernel_info (common/kernel_registry.h): what each rung runs on the norm
+// benchmarks' rows (benchmarks/norm_bench.py, add_norm_bench.py: float32 and
+// bfloat16, weights in the input's dtype, 768-12288 columns). vectorized and
+// fused at the threads a row those widths take: bfloat16 32 (768-1024
+// columns), 128 (4096), 256 (8192), 512 (12288), 1024 past 16384; float32 64,
+// 256, 512, and 8 packs a thread past 8192 columns (512: 12288; 1024: past
+// 16384).
+namespace {
+
+template <bool kRms>
+std::vector<KernelEntry> norm_kernels(const char* op) {
+  using bf16 = at::BFloat16;
+  constexpr int k4 = kRowVecs, k8 = kWideRowVecs;
+  return {
+      {op, "naive", "float32", kernel_address(norm_naive_kernel<float, float, kRms>)},
+      {op, "naive", "bfloat16", kernel_address(norm_naive_kernel<bf16, bf16, kRms>)},
+      {op, "warp_per_row", "float32", kernel_address(norm_warp_per_row_kernel<float, float, kRms>)},
+      {op, "warp_per_row", "bfloat16", kernel_address(norm_warp_per_row_kernel<bf16, bf16, kRms>)},
+      {op, "block_smem", "float32", kernel_address(norm_block_smem_kernel<float, float, kRms>)},
+      {op, "block_smem", "bfloat16", kernel_address(norm_block_smem_kernel<bf16, bf16, kRms>)},
+      {op, "vectorized", "float32, 64 threads a row, 4 packs a thread",
+       kernel_address(norm_vectorized_kernel<float, float, kRms, 64, false, 1, k4>)},
+      {op, "vectorized", "float32, 256 threads a row, 4 packs a thread",
+       kernel_address(norm_vectorized_kernel<float, float, kRms, 256, false, 1, k4>)},
+      {op, "vectorized", "float32, 512 threads a row, 4 packs a thread",
+       kernel_address(norm_vectorized_kernel<float, float, kRms, 512, false, 1, k4>)},
+      {op, "vectorized", "float32, 512 threads a row, 8 packs a thread",
+       kernel_address(norm_vectorized_kernel<float, float, kRms, 512, false, 1, k8>)},
+      {op, "vectorized", "float32, 1024 threads a row, 8 packs a thread",
+       kernel_address(norm_vectorized_kernel<float, float, kRms, 1024, false, 1, k8>)},
+      {op, "vectorized", "bfloat16, 32 threads a row, 4 packs a thread",
+       kernel_address(norm_vectorized_kernel<bf16, bf16, kRms, 32, false, 1, k4>)},
+      {op, "vectorized", "bfloat16, 128 threads a row, 4 packs a thread",
+       kernel_address(norm_vectorized_kernel<bf16, bf16, kRms, 128, false, 1, k4>)},
+      {op, "vectorized", "bfloat16, 256 threads a row, 4 packs a thread",
+       kernel_address(norm_vectorized_kernel<bf16, bf16, kRms, 256, false, 1, k4>)},
+      {op, "vectorized", "bfloat16, 512 threads a row, 4 packs a thread",
+       kernel_address(norm_vectorized_kernel<bf16, bf16, kRms, 512, false, 1, k4>)},
+      {op, "vectorized", "bfloat16, 1024 threads a row, 4 packs a thread",
+       kernel_address(norm_vectorized_kernel<bf16, bf16, kRms, 1024, false, 1, k4>)},
+      {op, "cluster", "float32, 8 CTAs of 512 threads a row",
+       kernel_address(norm_vectorized_kernel<float, float, kRms, kNormClusterThreads, false,
+                                             kNormCluster, kPacksHolding<float, kNormThreadElems>>)},
+      {op, "cluster", "bfloat16, 8 CTAs of 512 threads a row",
+       kernel_address(norm_vectorized_kernel<bf16, bf16, kRms, kNormClusterThreads, false,
+                                             kNormCluster, kPacksHolding<bf16, kNormThreadElems>>)},
+  };
+}
+
+template <bool kRms>
+std::vector<KernelEntry> add_norm_kernels(const char* op) {
+  using bf16 = at::BFloat16;
+  return {
+      {op, "fused", "float32, 64 threads a row",
+       kernel_address(norm_vectorized_kernel<float, float, kRms, 64, true>)},
+      {op, "fused", "float32, 256 threads a row",
+       kernel_address(norm_vectorized_kernel<float, float, kRms, 256, true>)},
+      {op, "fused", "float32, 512 threads a row",
+       kernel_address(norm_vectorized_kernel<float, float, kRms, 512, true>)},
+      {op, "fused", "bfloat16, 32 threads a row",
+       kernel_address(norm_vectorized_kernel<bf16, bf16, kRms, 32, true>)},
+      {op, "fused", "bfloat16, 128 threads a row",
+       kernel_address(norm_vectorized_kernel<bf16, bf16, kRms, 128, true>)},
+      {op, "fused", "bfloat16, 256 threads a row",
+       kernel_address(norm_vectorized_kernel<bf16, bf16, kRms, 256, true>)},
+  };
+}
+
+MEMOPT_REGISTER_KERNELS(kLayerNormKernels, norm_kernels<false>("layer_norm"));
+MEMOPT_REGISTER_KERNELS(kRmsNormKernels, norm_kernels<true>("rms_norm"));
+MEMOPT_REGISTER_KERNELS(kAddLayerNormKernels, add_norm_kernels<false>("add_layer_norm"));
+MEMOPT_REGISTER_KERNELS(kAddRmsNormKernels, add_norm_kernels<true>("add_rms_norm"));
+
+}  // namespace
 
 }  // namespace memopt

@@ -9,6 +9,7 @@
 #include "common/checks.h"
 #include "common/cuda_launch.cuh"
 #include "common/dispatch.h"
+#include "common/kernel_registry.h"
 #include "common/variants.h"
 #include "softmax/kernels/v01_naive.cuh"
 #include "softmax/kernels/v02_warp_per_row.cuh"
@@ -185,5 +186,65 @@ at::Tensor softmax_cuda(const at::Tensor& input, int64_t dim,
 }  // namespace
 
 TORCH_LIBRARY_IMPL(memopt, CUDA, m) { m.impl("softmax", &softmax_cuda); }
+
+// kernel_info (common/kernel_registry.h): what each rung runs on the softmax
+// benchmark's rows (benchmarks/norm_bench.py: float32 and bfloat16 in and
+// out, 197-262144 columns). warp_per_row at its three row caches; online at
+// the threads a row those widths take: bfloat16 32 (1000-1024 columns), 128
+// (4096), 512 (16384), 1024 (32768 and wider); float32 64, 256, and 8 packs a
+// thread past 8192 columns (512 up to 16384, 1024 at 32768); cluster at 512
+// threads a CTA (up to 131072 columns) and 1024 (262144).
+namespace {
+
+std::vector<KernelEntry> softmax_kernels() {
+  using bf16 = at::BFloat16;
+  constexpr int k4 = kRowVecs, k8 = kWideRowVecs;
+  return {
+      {"softmax", "naive", "float32", kernel_address(softmax_naive_kernel<float, float>)},
+      {"softmax", "naive", "bfloat16", kernel_address(softmax_naive_kernel<bf16, bf16>)},
+      {"softmax", "warp_per_row", "float32, rows up to 256 (8 elements a lane)",
+       kernel_address(softmax_warp_per_row_kernel<float, float, 8>)},
+      {"softmax", "warp_per_row", "float32, rows up to 512 (16 elements a lane)",
+       kernel_address(softmax_warp_per_row_kernel<float, float, 16>)},
+      {"softmax", "warp_per_row", "float32, rows over 512 (32 elements a lane)",
+       kernel_address(softmax_warp_per_row_kernel<float, float, 32>)},
+      {"softmax", "warp_per_row", "bfloat16, rows up to 256 (8 elements a lane)",
+       kernel_address(softmax_warp_per_row_kernel<bf16, bf16, 8>)},
+      {"softmax", "warp_per_row", "bfloat16, rows up to 512 (16 elements a lane)",
+       kernel_address(softmax_warp_per_row_kernel<bf16, bf16, 16>)},
+      {"softmax", "warp_per_row", "bfloat16, rows over 512 (32 elements a lane)",
+       kernel_address(softmax_warp_per_row_kernel<bf16, bf16, 32>)},
+      {"softmax", "block_smem", "float32", kernel_address(softmax_block_smem_kernel<float, float>)},
+      {"softmax", "block_smem", "bfloat16", kernel_address(softmax_block_smem_kernel<bf16, bf16>)},
+      {"softmax", "online", "float32, 64 threads a row, 4 packs a thread",
+       kernel_address(softmax_online_kernel<float, float, 64, k4>)},
+      {"softmax", "online", "float32, 256 threads a row, 4 packs a thread",
+       kernel_address(softmax_online_kernel<float, float, 256, k4>)},
+      {"softmax", "online", "float32, 512 threads a row, 8 packs a thread",
+       kernel_address(softmax_online_kernel<float, float, 512, k8>)},
+      {"softmax", "online", "float32, 1024 threads a row, 8 packs a thread",
+       kernel_address(softmax_online_kernel<float, float, 1024, k8>)},
+      {"softmax", "online", "bfloat16, 32 threads a row, 4 packs a thread",
+       kernel_address(softmax_online_kernel<bf16, bf16, 32, k4>)},
+      {"softmax", "online", "bfloat16, 128 threads a row, 4 packs a thread",
+       kernel_address(softmax_online_kernel<bf16, bf16, 128, k4>)},
+      {"softmax", "online", "bfloat16, 512 threads a row, 4 packs a thread",
+       kernel_address(softmax_online_kernel<bf16, bf16, 512, k4>)},
+      {"softmax", "online", "bfloat16, 1024 threads a row, 4 packs a thread",
+       kernel_address(softmax_online_kernel<bf16, bf16, 1024, k4>)},
+      {"softmax", "cluster", "float32, 8 CTAs of 512 threads a row",
+       kernel_address(softmax_cluster_kernel<float, float, 512>)},
+      {"softmax", "cluster", "float32, 8 CTAs of 1024 threads a row",
+       kernel_address(softmax_cluster_kernel<float, float, 1024>)},
+      {"softmax", "cluster", "bfloat16, 8 CTAs of 512 threads a row",
+       kernel_address(softmax_cluster_kernel<bf16, bf16, 512>)},
+      {"softmax", "cluster", "bfloat16, 8 CTAs of 1024 threads a row",
+       kernel_address(softmax_cluster_kernel<bf16, bf16, 1024>)},
+  };
+}
+
+MEMOPT_REGISTER_KERNELS(kSoftmaxKernels, softmax_kernels());
+
+}  // namespace
 
 }  // namespace memopt

@@ -1,0 +1,67 @@
+// Probe 1, the register rung of the latency staircase: how many cycles a result
+// takes to come back from the FMA pipe into a register the next instruction
+// reads. One thread runs a chain of dependent FFMAs (x = x * a + b, each needing
+// the last), timed with clock64() around the chain: cycles / steps is the
+// dependent-issue latency of a register operand (the source claims ~1 cycle;
+// Hopper's published FFMA latency is 4 cycles, so we expect ~4: the source's
+// figure is the register file's access, not a dependent chain's, which no
+// kernel can time alone).
+//
+// Measured: not yet (compiled only).
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <cstdint>
+
+namespace memopt {
+namespace {
+
+__device__ __forceinline__ uint64_t global_ns() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+// a and b come from the host so the compiler cannot fold the chain.
+__global__ void register_chain_kernel(int64_t steps, float a, float b, int64_t* out) {
+  float x = static_cast<float>(threadIdx.x) + 1.f;
+  const int64_t ns0 = static_cast<int64_t>(global_ns());
+  const int64_t c0 = clock64();
+#pragma unroll 1
+  for (int64_t i = 0; i < steps; i += 8) {
+    // 8 dependent FFMAs an iteration: the loop's own compare and branch overlap
+    // with the chain instead of adding to every step.
+#pragma unroll
+    for (int k = 0; k < 8; ++k) x = fmaf(x, a, b);
+  }
+  const int64_t c1 = clock64();
+  const int64_t ns1 = static_cast<int64_t>(global_ns());
+  out[0] = c1 - c0;
+  out[1] = ns1 - ns0;
+  out[2] = static_cast<int64_t>(__float_as_int(x));
+}
+
+at::Tensor register_chain(int64_t steps) {
+  TORCH_CHECK(steps >= 8 && steps % 8 == 0,
+              "memopt_probe::register_chain: expected steps to be a positive multiple of 8, got ",
+              steps);
+  TORCH_CHECK(at::cuda::is_available(), "memopt_probe::register_chain: needs a CUDA GPU");
+  const c10::cuda::CUDAGuard guard(c10::cuda::current_device());
+  at::Tensor out = at::empty({3}, at::TensorOptions().dtype(at::kLong).device(at::kCUDA));
+  register_chain_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>(
+      steps, 0.999f, 0.001f, out.mutable_data_ptr<int64_t>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+}  // namespace
+
+// No tensor argument, so no device for the dispatcher to pick the CUDA kernel by:
+// registered for every backend, and the op runs on the current CUDA device.
+TORCH_LIBRARY_IMPL(memopt_probe, CompositeExplicitAutograd, m) {
+  m.impl("register_chain", &register_chain);
+}
+
+}  // namespace memopt

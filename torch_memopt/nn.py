@@ -33,7 +33,22 @@ def _adopt(cls, module: nn.Module, variant: str):
     return new
 
 
-class Linear(nn.Linear):
+class _DropIn:
+    """What every drop-in shares: ``from_module`` (wrap a torch module, sharing its
+    parameters) and the variant in ``repr``. Listed before the torch class, so
+    ``super().extra_repr()`` is the twin's own."""
+
+    variant: str
+
+    @classmethod
+    def from_module(cls, module: nn.Module, *, variant: str = "auto"):
+        return _adopt(cls, module, variant)
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, variant={self.variant!r}"
+
+
+class Linear(_DropIn, nn.Linear):
     """``torch.nn.Linear`` on ``memopt::linear`` (any leading dims, bias fused)."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
@@ -41,20 +56,14 @@ class Linear(nn.Linear):
         super().__init__(in_features, out_features, bias, device, dtype)
         self.variant = variant
 
-    @classmethod
-    def from_module(cls, module: nn.Linear, *, variant: str = "auto") -> "Linear":
-        return _adopt(cls, module, variant)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if input.dim() >= 1 and routable(input, self.weight, self.bias):
             return ops.linear(input, self.weight, self.bias, variant=self.variant)
         return F.linear(input, self.weight, self.bias)
 
-    def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, variant={self.variant!r}"
 
-
-class LayerNorm(nn.LayerNorm):
+class LayerNorm(_DropIn, nn.LayerNorm):
     """``torch.nn.LayerNorm`` on ``memopt::layer_norm``."""
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
@@ -62,9 +71,6 @@ class LayerNorm(nn.LayerNorm):
         super().__init__(normalized_shape, eps, elementwise_affine, bias, device, dtype)
         self.variant = variant
 
-    @classmethod
-    def from_module(cls, module: nn.LayerNorm, *, variant: str = "auto") -> "LayerNorm":
-        return _adopt(cls, module, variant)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if routable(input, self.weight, self.bias, fp32_params=True):
@@ -72,11 +78,8 @@ class LayerNorm(nn.LayerNorm):
                                   variant=self.variant)
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
-    def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, variant={self.variant!r}"
 
-
-class RMSNorm(nn.RMSNorm):
+class RMSNorm(_DropIn, nn.RMSNorm):
     """``torch.nn.RMSNorm`` on ``memopt::rms_norm``."""
 
     def __init__(self, normalized_shape, eps: Optional[float] = None,
@@ -85,9 +88,6 @@ class RMSNorm(nn.RMSNorm):
         super().__init__(normalized_shape, eps, elementwise_affine, device, dtype)
         self.variant = variant
 
-    @classmethod
-    def from_module(cls, module: nn.RMSNorm, *, variant: str = "auto") -> "RMSNorm":
-        return _adopt(cls, module, variant)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if routable(input, self.weight, fp32_params=True):
@@ -95,11 +95,8 @@ class RMSNorm(nn.RMSNorm):
                                 variant=self.variant)
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
 
-    def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, variant={self.variant!r}"
 
-
-class Softmax(nn.Softmax):
+class Softmax(_DropIn, nn.Softmax):
     """``torch.nn.Softmax`` on ``memopt::softmax``. ``dim=None`` (torch's deprecated
     implicit dim) stays on the stock op, which picks the dim and warns."""
 
@@ -107,14 +104,9 @@ class Softmax(nn.Softmax):
         super().__init__(dim)
         self.variant = variant
 
-    @classmethod
-    def from_module(cls, module: nn.Softmax, *, variant: str = "auto") -> "Softmax":
-        return _adopt(cls, module, variant)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if self.dim is not None and routable(input):
             return ops.softmax(input, self.dim, variant=self.variant)
         return F.softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, variant={self.variant!r}"

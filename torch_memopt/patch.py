@@ -67,6 +67,19 @@ def last_report() -> Optional[Report]:
     return _last_report
 
 
+# --- the behaviour probe shared by every "computes the same" check -----------------------
+
+def _probe(module: nn.Module, shape: tuple, device, dtype) -> tuple[torch.Tensor, object]:
+    """(x, module(x)) on fresh seeded random input of ``shape``; module(x) is None when
+    the module cannot take it (then it is not one of the modules memopt replaces)."""
+    generator = torch.Generator(device=device).manual_seed(0)
+    x = torch.randn(shape, device=device, dtype=dtype, generator=generator)
+    try:
+        return x, module(x)
+    except Exception:
+        return x, None
+
+
 # --- subclasses of the torch modules (timm's LayerNorm, ...) ---------------------------------
 
 @torch.no_grad()
@@ -83,13 +96,14 @@ def _behaves_like(module: nn.Module, base: type) -> bool:
         shape = (3, 5, 7)
     else:
         shape = (3, *module.normalized_shape)
-    generator = torch.Generator(device=device).manual_seed(0)
-    x = torch.randn(shape, device=device, dtype=dtype, generator=generator)
-    try:
-        got, expected = module(x), base.forward(module, x)
-    except Exception:
+    x, got = _probe(module, shape, device, dtype)
+    if not isinstance(got, torch.Tensor):
         return False
-    return (isinstance(got, torch.Tensor) and got.shape == expected.shape
+    try:
+        expected = base.forward(module, x)
+    except Exception:  # a subclass lacking what the base forward reads
+        return False
+    return (got.shape == expected.shape
             and got.dtype == expected.dtype and torch.equal(got, expected))
 
 
@@ -120,13 +134,7 @@ def _computes_rms_norm(module: nn.Module, eps: float) -> bool:
     dtype and device, on fresh random input: behaviour, not a list of class names (Gemma's
     RMSNorm, which scales by 1 + weight, fails it and is left alone)."""
     weight = module.weight
-    generator = torch.Generator(device=weight.device).manual_seed(0)
-    x = torch.randn(4, weight.numel(), device=weight.device, dtype=weight.dtype,
-                    generator=generator)
-    try:
-        got = module(x)
-    except Exception:  # a module that cannot take a plain [rows, n] input is not one of ours
-        return False
+    x, got = _probe(module, (4, weight.numel()), weight.device, weight.dtype)
     if not isinstance(got, torch.Tensor) or got.shape != x.shape or got.dtype != x.dtype:
         return False
     expected = F.rms_norm(x.float(), (weight.numel(),), weight.float(), eps)
@@ -178,13 +186,7 @@ def _matmul_like(module: nn.Module) -> bool:
 def _computes_matmul(module: nn.Module) -> bool:
     """Whether ``module(x)`` equals ``x @ weight + bias`` on fresh random input."""
     weight = module.weight
-    generator = torch.Generator(device=weight.device).manual_seed(0)
-    x = torch.randn(3, weight.shape[0], device=weight.device, dtype=weight.dtype,
-                    generator=generator)
-    try:
-        got = module(x)
-    except Exception:
-        return False
+    x, got = _probe(module, (3, weight.shape[0]), weight.device, weight.dtype)
     if not isinstance(got, torch.Tensor) or got.shape != (3, weight.shape[1]):
         return False
     expected = torch.addmm(module.bias.float(), x.float(), weight.float())
@@ -312,11 +314,8 @@ def _softmax(input, dim=None, _stacklevel=3, dtype=None):
     return NotImplemented
 
 
-def _tensor_softmax(input, dim, dtype=None):
-    return _softmax(input, dim, dtype=dtype)
-
-
-def _torch_softmax(input, dim, dtype=None):
+def _softmax_dim_required(input, dim, dtype=None):
+    """torch.softmax and Tensor.softmax: ``dim`` is positional and required there."""
     return _softmax(input, dim, dtype=dtype)
 
 
@@ -326,7 +325,8 @@ _HANDLERS = {
     torch.matmul: _matmul, torch.Tensor.matmul: _matmul, torch.Tensor.__matmul__: _matmul,
     F.layer_norm: _layer_norm,
     F.rms_norm: _rms_norm,
-    F.softmax: _softmax, torch.softmax: _torch_softmax, torch.Tensor.softmax: _tensor_softmax,
+    F.softmax: _softmax, torch.softmax: _softmax_dim_required,
+    torch.Tensor.softmax: _softmax_dim_required,
 }
 
 

@@ -11,9 +11,10 @@ ViT-B/16. Steps: prefill, batch 8 × 512 tokens (ViT: batch 8 images); one decod
 for the causal LMs (Llama, GPT-2), batch 1 and 8, one new token after a 512-token
 prompt: the KV cache is filled once and cropped back to the prompt before every timed
 call, so each call sees the same cache. Timing: CUDA events around the whole call (host
-work included: this is the latency a user sees), median of --reps calls after warm-up;
+work included: this is the latency a user sees), median of --reps calls after warm-up,
+the four variants sampled in turn (latency.interleaved_median_ms);
 no L2 flush (the weights alone are 5-20× the L2). torch.compile: default mode, compiled
-afresh per model and step, warm before timing. Outputs of every variant are checked
+afresh per model and step (dynamo reset), warm before timing. Outputs of every variant are checked
 against stock eager (cosine similarity ≥ 0.999), and a variant that fails is not timed.
 JSON to --out: meta and one record per (model, step, variant) {ms, speedup (stock eager
 time / this), cosine, status, reason}.
@@ -31,7 +32,7 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))  # real_models: the same builders the tests use
 
-from latency import median_ms  # noqa: E402
+from latency import interleaved_median_ms  # noqa: E402
 from ladder import run_meta  # noqa: E402
 from ladder.json_safe import json_safe  # noqa: E402
 from real_models import BUILDERS  # noqa: E402
@@ -56,7 +57,6 @@ def variant_model(stock: torch.nn.Module, variant: str) -> torch.nn.Module:
     if variant.startswith("optimize_"):
         torch_memopt.optimize_(model)
     if variant.endswith("compile"):
-        torch._dynamo.reset()
         model = torch.compile(model)
     return model
 
@@ -90,30 +90,47 @@ def measure(arch: str, args) -> list[dict]:
     real = BUILDERS[arch](args.small, args.device, dtype)
     records = []
     for step, batch, tokens in steps(arch, args.small):
-        reference, base_ms = None, None
-        for variant in VARIANTS:
-            record = {"model": arch, "step": step, "batch": batch, "tokens": tokens,
-                      "variant": variant, "status": "ok", "reason": None}
-            records.append(record)
-            try:
-                model = variant_model(real.model, variant)
-                with torch.inference_mode(), torch_memopt.use_cpu_kernels(args.device == "cpu"):
-                    call = make_call(real, model, step, batch, tokens)
-                    out = call()
-                    reference = out if reference is None else reference
-                    record["cosine"] = cosine(out, reference)
-                    if record["cosine"] < 0.999:
-                        record.update(status="wrong", reason=f"cosine {record['cosine']:.5f}")
-                        continue
-                    record["ms"] = median_ms(call, args.reps, args.device)
-                if variant == "eager":
-                    base_ms = record["ms"]
-                record["speedup"] = base_ms / record["ms"] if base_ms else None
-            except Exception as exc:  # one variant failing must not end the run
-                record.update(status="error", reason=f"{type(exc).__name__}: {str(exc)[:200]}")
-            print(line(record), flush=True)
-            del model
+        with torch.inference_mode(), torch_memopt.use_cpu_kernels(args.device == "cpu"):
+            records += measure_step(real, arch, step, batch, tokens, args)
     return records
+
+
+def measure_step(real, arch: str, step: str, batch: int, tokens: int, args) -> list[dict]:
+    """Every variant of one step: built and checked against stock eager first, then the
+    ones that pass timed interleaved (latency.interleaved_median_ms)."""
+    records, calls, reference = {}, {}, None
+    # One reset a step, not one a variant: both compiled variants are timed in turns,
+    # and a reset between them would throw the first one's graphs away (and its
+    # recompile would land in the timed warm-up). Two models a step stay far under
+    # dynamo's recompile limit of 8.
+    torch._dynamo.reset()
+    for variant in VARIANTS:
+        record = records[variant] = {"model": arch, "step": step, "batch": batch, "tokens": tokens,
+                                     "variant": variant, "status": "ok", "reason": None,
+                                     "timing": "interleaved"}
+        try:
+            call = make_call(real, variant_model(real.model, variant), step, batch, tokens)
+            out = call()
+            reference = out if reference is None else reference
+            record["cosine"] = cosine(out, reference)
+            if record["cosine"] < 0.999:
+                record.update(status="wrong", reason=f"cosine {record['cosine']:.5f}")
+            else:
+                calls[variant] = call
+        except Exception as exc:  # one variant failing must not end the run
+            record.update(status="error", reason=f"{type(exc).__name__}: {str(exc)[:200]}")
+    try:
+        times = interleaved_median_ms(calls, args.reps, args.device)
+    except Exception as exc:
+        times = {}
+        for variant in calls:
+            records[variant].update(status="error", reason=f"{type(exc).__name__}: {str(exc)[:200]}")
+    base_ms = times.get("eager")
+    for variant, ms in times.items():
+        records[variant].update(ms=ms, speedup=base_ms / ms if base_ms else None)
+    for record in records.values():
+        print(line(record), flush=True)
+    return list(records.values())
 
 
 def line(r: dict) -> str:
@@ -143,10 +160,19 @@ def markdown(document: dict) -> str:
              "(host included), × = stock eager / this.", "",
              "| model | step | batch × tokens | " + " | ".join(VARIANTS) + " |",
              "|---|---|---|" + "---:|" * len(VARIANTS)]
+    sequential = False
     for (model, step, batch, tokens), by_variant in rows.items():
-        shape = f"{batch} × {tokens}" if step == "prefill" else f"{batch} × 1 (after {tokens})"
-        lines.append(f"| {model} | {step} | {shape} | "
+        shape = (f"{batch} images × 197" if model == "vit" else f"{batch} × {tokens}"
+                 if step == "prefill" else f"{batch} × 1 (after {tokens})")
+        mark = ""
+        if any(r.get("timing", "sequential") == "sequential" for r in by_variant.values()):
+            sequential, mark = True, " †"
+        lines.append(f"| {model}{mark} | {step} | {shape} | "
                      + " | ".join(cell(by_variant.get(v)) for v in VARIANTS) + " |")
+    if sequential:
+        lines += ["", "† timed one variant after another, in an earlier run: less robust to the "
+                  "host's drift than the rows timed in turns (latency.interleaved_median_ms), "
+                  "since these steps are bound by host work."]
     return "\n".join(lines)
 
 
@@ -158,6 +184,8 @@ def parse_args(argv=None):
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "bench_model_h200.json")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the records of other models already in --out")
     args = parser.parse_args(argv)
     args.models = [m for m in args.models.split(",") if m]
     unknown = set(args.models) - set(BUILDERS)
@@ -174,13 +202,26 @@ def main(argv=None) -> int:
     records = []
     for arch in args.models:
         records += measure(arch, args)
+        write(args, records)  # after every model: a call cut short keeps what it measured
+    return 1 if any(r["status"] == "wrong" for r in records) else 0
+
+
+def write(args, records: list[dict]) -> None:
+    """The JSON document to --out. With --merge, records of models this run did not
+    measure are kept from the file already there (one model a device call, one file)."""
+    measured = {r["model"] for r in records}
+    kept, earlier_runs = [], []
+    if args.merge and args.out.exists():
+        earlier = json.loads(args.out.read_text())
+        kept = [r for r in earlier["records"] if r["model"] not in measured]
+        earlier_runs = [earlier["meta"], *earlier.get("earlier_runs", [])] if kept else []
     document = {"meta": {**run_meta.environment(args.device == "cuda", 0), "argv": sys.argv[1:],
                          "small": args.small, "device": args.device},
-                "records": records}
+                "earlier_runs": earlier_runs,  # the runs the kept records come from
+                "records": kept + records}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(json_safe(document), indent=1) + "\n")
-    print(f"wrote {args.out}")
-    return 1 if any(r["status"] == "wrong" for r in records) else 0
+    print(f"wrote {args.out}", flush=True)
 
 
 if __name__ == "__main__":

@@ -37,3 +37,19 @@ def test_small_cpu_run_writes_a_record_per_step_and_variant(tmp_path):
         assert r["status"] == "ok", r
         assert r["cosine"] >= 0.999 and r["ms"] > 0
     assert all(r["speedup"] == 1.0 for r in records if r["variant"] == "eager")
+
+
+def test_merge_keeps_other_models_and_replaces_the_measured_one(tmp_path):
+    out = tmp_path / "m.json"
+    earlier = [{"model": "vit", "step": "prefill", "variant": "eager", "ms": 1.0},
+               {"model": "gpt2", "step": "prefill", "variant": "eager", "ms": -1.0}]
+    out.write_text(json.dumps({"meta": {"date": "earlier"}, "records": earlier}))
+    code = load("bench_model").main(["--small", "--device", "cpu", "--reps", "1", "--merge",
+                                     "--models", "gpt2", "--out", str(out)])
+    assert code == 0
+    document = json.loads(out.read_text())
+    records = document["records"]
+    assert document["earlier_runs"] == [{"date": "earlier"}]  # where the kept vit record is from
+    assert [r for r in records if r["model"] == "vit"] == earlier[:1]
+    gpt2 = [r for r in records if r["model"] == "gpt2"]
+    assert len(gpt2) == 12 and all(r["ms"] > 0 for r in gpt2)  # the old -1.0 record is gone

@@ -64,6 +64,35 @@ def test_nan_inf_and_all_minus_inf_rows_match_torch(n):
         assert torch.allclose(out[finite], expected[finite], rtol=1e-2, atol=1e-6), variant
 
 
+def attention_masked_scores(rows: int, n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
+    """Scores as HF attention hands them to softmax: a causal mask filled with
+    finfo(dtype).min (finite, not -inf), added to the scores, so later columns of early
+    rows are finfo.min and whole slices of a row hold nothing else; one row is masked
+    entirely (a padded query), which torch gives 1/n everywhere."""
+    x = torch.randn(rows, n, device=device, dtype=dtype) * 4
+    lowest = torch.finfo(dtype).min
+    col = torch.arange(n, device=device)
+    visible = col[None, :] <= (torch.arange(rows, device=device)[:, None] * n) // rows
+    x = torch.where(visible, x, torch.full_like(x, lowest))
+    x[rows // 2] = lowest
+    return x
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[requires_cuda, pytest.mark.cuda])])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("n", [128, 197, 4097, 20000, 65536])
+def test_rows_masked_with_finfo_min_match_torch(n, dtype, device):
+    # finfo.min · log2(e) overflows a float: the one-FFMA exponent gave +inf, then NaN,
+    # for every slice holding only masked columns (HF Llama / GPT-2 through enable()).
+    x = attention_masked_scores(16, n, dtype, device)
+    expected = torch.softmax(x.double(), -1)
+    assert expected[8].allclose(torch.full_like(expected[8], 1 / n))
+    for variant in torch_memopt.variants("softmax", device):
+        out = torch_memopt.softmax(x, -1, torch.float32, variant=variant)
+        assert not out.isnan().any(), f"{variant}: NaN"
+        assert rel_error(out, expected) < 2e-5, f"{variant}: {rel_error(out, expected):.2e}"
+
+
 @requires_cuda
 @pytest.mark.cuda
 def test_an_inner_dim_runs_on_every_variant():

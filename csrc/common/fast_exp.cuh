@@ -29,4 +29,39 @@ __device__ __forceinline__ float exp_shifted(float x, float m_log2e) {
   return exp2_approx(fmaf(x, kLog2e, -m_log2e));
 }
 
+// The two ways to compute e^(x - m) for the elements of a row (or slice) whose
+// maximum is m; with_exp_shift picks one a row, outside the element loops.
+// - ExpShiftFma: one FFMA + MUFU.EX2 an element, but m·log2(e) must be a
+//   float: |m| < 2.3e38 (FLT_MAX / log2(e) = 2.36e38).
+// - ExpShiftExact: (x - m)·log2(e), one more instruction an element, for rows
+//   whose maximum is past that: attention masks fill with finfo.min
+//   (-3.39e38 in bf16, -3.40e38 in fp32), so a fully masked row or slice has
+//   m = finfo.min, where m·log2(e) is -inf and the FFMA form gave +inf and
+//   then NaN (seen in HF Llama and GPT-2 with enable(), 2026-11-30). torch
+//   gives such a row 1/n everywhere, and so does the exact form.
+struct ExpShiftFma {
+  float m_log2e;
+  __device__ __forceinline__ float operator()(float x) const { return exp_shifted(x, m_log2e); }
+};
+
+struct ExpShiftExact {
+  float m;
+  __device__ __forceinline__ float operator()(float x) const {
+    return exp2_approx((x - m) * kLog2e);
+  }
+};
+
+constexpr float kExpShiftFmaLimit = 2.3e38f;
+
+// body(exp) with exp(x) = e^(x - m). The branch is uniform over a row (a warp
+// or block holds one m), and real rows always take the FFMA form.
+template <typename Body>
+__device__ __forceinline__ void with_exp_shift(float m, Body&& body) {
+  if (fabsf(m) < kExpShiftFmaLimit) {
+    body(ExpShiftFma{m * kLog2e});
+  } else {
+    body(ExpShiftExact{m});
+  }
+}
+
 }  // namespace memopt

@@ -45,7 +45,7 @@
 
 #include "common/cuda_launch.cuh"
 #include "common/device_info.h"
-#include "common/dtype_names.h"
+#include "probe/probe_checks.h"
 
 namespace memopt {
 namespace {
@@ -140,22 +140,8 @@ __global__ void __launch_bounds__(kGlobalThreads)
 
 // ------------------------------------------------------------- checks ---
 
-void check_float_cuda(const char* op, const char* name, const at::Tensor& t) {
-  TORCH_CHECK_VALUE(t.defined(), "memopt_probe::", op, ": expected ", name,
-                    " to be a tensor, got an undefined tensor");
-  TORCH_CHECK_TYPE(t.scalar_type() == at::kFloat, "memopt_probe::", op, ": expected ", name,
-                   " to have dtype float32, got ", dtype_name(t.scalar_type()));
-  TORCH_CHECK(t.is_cuda(), "memopt_probe::", op, ": expected ", name, " on a CUDA device, got ",
-              t.device());
-  TORCH_CHECK(t.is_contiguous(), "memopt_probe::", op, ": expected ", name,
-              " to be contiguous, got strides ", t.strides());
-}
-
-void check_same_device(const char* op, const char* name, const at::Tensor& t,
-                       const char* ref_name, const at::Tensor& ref) {
-  TORCH_CHECK(t.device() == ref.device(), "memopt_probe::", op, ": expected ", name,
-              " on the same device as ", ref_name, " (", ref.device(), "), got ", t.device());
-}
+using probe::check_float_cuda;
+using probe::check_same_device;
 
 void check_vec_bytes(const char* op, int64_t vec_bytes) {
   TORCH_CHECK(vec_bytes == 4 || vec_bytes == 8 || vec_bytes == 16, "memopt_probe::", op,

@@ -40,21 +40,13 @@
 #include <cstdint>
 
 #include "common/dtype_names.h"
+#include "probe/probe_timers.cuh"
 
 namespace memopt {
 namespace {
 
-__device__ __forceinline__ int64_t global_ns() {
-  uint64_t ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns)::"memory");
-  return static_cast<int64_t>(ns);
-}
-
-__device__ __forceinline__ int64_t clock_cycles() {
-  uint64_t cycles;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(cycles)::"memory");
-  return static_cast<int64_t>(cycles);
-}
+using probe::clock_cycles;
+using probe::global_ns;
 
 // `steps` dependent loads from `idx`: each address is the previous load's value.
 // Not unrolled: unrolled by 16, the compiler computed some steps' addresses

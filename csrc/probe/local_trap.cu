@@ -36,7 +36,8 @@
 #include <limits>
 
 #include "common/cuda_launch.cuh"
-#include "common/dtype_names.h"
+#include "probe/probe_checks.h"
+#include "probe/probe_device.h"
 
 namespace memopt {
 namespace {
@@ -75,30 +76,8 @@ __global__ void __launch_bounds__(kThreads)
   out[i] = sum;
 }
 
-void check_local_array_inputs(const at::Tensor& input, const at::Tensor& out) {
-  TORCH_CHECK_TYPE(input.scalar_type() == at::kFloat,
-                   "memopt_probe::local_array: expected input to have dtype float32, got ",
-                   dtype_name(input.scalar_type()));
-  TORCH_CHECK(input.is_cuda(), "memopt_probe::local_array: expected input on a CUDA device, got ",
-              input.device());
-  TORCH_CHECK(input.is_contiguous(),
-              "memopt_probe::local_array: expected input to be contiguous, got strides ",
-              input.strides());
-  TORCH_CHECK_TYPE(out.scalar_type() == at::kFloat,
-                   "memopt_probe::local_array: expected out to have dtype float32, got ",
-                   dtype_name(out.scalar_type()));
-  TORCH_CHECK(out.device() == input.device(),
-              "memopt_probe::local_array: expected out on the device of input (", input.device(),
-              "), got ", out.device());
-  TORCH_CHECK(out.is_contiguous(),
-              "memopt_probe::local_array: expected out to be contiguous, got strides ",
-              out.strides());
-  TORCH_CHECK(out.numel() == input.numel(), "memopt_probe::local_array: expected out to have ",
-              input.numel(), " elements (those of input), got ", out.numel());
-}
-
 void local_array(const at::Tensor& input, at::Tensor& out, bool unrolled) {
-  check_local_array_inputs(input, out);
+  probe::check_input_and_out("local_array", input, out);
   const int64_t n = input.numel();
   if (n == 0) return;
   const c10::cuda::CUDAGuard device_guard(input.device());
@@ -121,7 +100,7 @@ void local_array(const at::Tensor& input, at::Tensor& out, bool unrolled) {
 // Local memory a thread of the chosen kernel, as the driver loaded it for the
 // current device (the figure ptxas -v prints as the stack frame).
 int64_t local_bytes(bool unrolled) {
-  const c10::cuda::CUDAGuard device_guard(c10::cuda::current_device());
+  const c10::cuda::CUDAGuard device_guard(probe::probe_device("local_bytes"));
   cudaFuncAttributes attr{};
   if (unrolled) {
     C10_CUDA_CHECK(cudaFuncGetAttributes(&attr, local_array_unrolled_kernel));

@@ -41,7 +41,8 @@
 
 #include "common/cuda_launch.cuh"
 #include "common/device_info.h"
-#include "common/dtype_names.h"
+#include "probe/probe_checks.h"
+#include "probe/probe_device.h"
 
 namespace memopt {
 namespace {
@@ -127,31 +128,9 @@ int active_blocks_per_sm(FmaChainKernel kernel, const cudaFuncAttributes& attr, 
   return blocks;
 }
 
-void check_occupancy_tensors(const at::Tensor& input, const at::Tensor& out) {
-  TORCH_CHECK_TYPE(input.scalar_type() == at::kFloat,
-                   "memopt_probe::occupancy_run: expected input to have dtype float32, got ",
-                   dtype_name(input.scalar_type()));
-  TORCH_CHECK(input.is_cuda(),
-              "memopt_probe::occupancy_run: expected input on a CUDA device, got ", input.device());
-  TORCH_CHECK(input.is_contiguous(),
-              "memopt_probe::occupancy_run: expected input to be contiguous, got strides ",
-              input.strides());
-  TORCH_CHECK_TYPE(out.scalar_type() == at::kFloat,
-                   "memopt_probe::occupancy_run: expected out to have dtype float32, got ",
-                   dtype_name(out.scalar_type()));
-  TORCH_CHECK(out.device() == input.device(),
-              "memopt_probe::occupancy_run: expected out on the device of input (", input.device(),
-              "), got ", out.device());
-  TORCH_CHECK(out.is_contiguous(),
-              "memopt_probe::occupancy_run: expected out to be contiguous, got strides ",
-              out.strides());
-  TORCH_CHECK(out.numel() == input.numel(), "memopt_probe::occupancy_run: expected out to have ",
-              input.numel(), " elements (those of input), got ", out.numel());
-}
-
 void occupancy_run(const at::Tensor& input, at::Tensor& out, int64_t cap, int64_t block,
                    int64_t smem_bytes) {
-  check_occupancy_tensors(input, out);
+  probe::check_input_and_out("occupancy_run", input, out);
   check_occupancy_config("occupancy_run", cap, block, smem_bytes);
   const int64_t n = input.numel();
   if (n == 0) return;
@@ -180,7 +159,7 @@ void occupancy_run(const at::Tensor& input, at::Tensor& out, int64_t cap, int64_
 // the current device.
 at::Tensor occupancy_info(int64_t cap, int64_t block, int64_t smem_bytes) {
   check_occupancy_config("occupancy_info", cap, block, smem_bytes);
-  const c10::cuda::CUDAGuard device_guard(c10::cuda::current_device());
+  const c10::cuda::CUDAGuard device_guard(probe::probe_device("occupancy_info"));
   const FmaChainKernel kernel = prepare_kernel("occupancy_info", cap, smem_bytes);
   cudaFuncAttributes attr{};
   C10_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));

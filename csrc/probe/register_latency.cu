@@ -1,7 +1,7 @@
 // Probe 1, the register rung of the latency staircase: how many cycles a result
 // takes to come back from the FMA pipe into a register the next instruction
 // reads. One thread runs a chain of dependent FFMAs (x = x * a + b, each needing
-// the last), timed with clock64() around the chain: cycles / steps is the
+// the last), timed with clock_cycles() around the chain: cycles / steps is the
 // dependent-issue latency of a register operand (the source claims ~1 cycle;
 // Hopper's published FFMA latency is 4 cycles, so we expect ~4: the source's
 // figure is the register file's access, not a dependent chain's, which no
@@ -15,20 +15,20 @@
 
 #include <cstdint>
 
+#include "probe/probe_device.h"
+#include "probe/probe_timers.cuh"
+
 namespace memopt {
 namespace {
 
-__device__ __forceinline__ uint64_t global_ns() {
-  uint64_t ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
+using probe::clock_cycles;
+using probe::global_ns;
 
 // a and b come from the host so the compiler cannot fold the chain.
 __global__ void register_chain_kernel(int64_t steps, float a, float b, int64_t* out) {
   float x = static_cast<float>(threadIdx.x) + 1.f;
-  const int64_t ns0 = static_cast<int64_t>(global_ns());
-  const int64_t c0 = clock64();
+  const int64_t ns0 = global_ns();
+  const int64_t c0 = clock_cycles();
 #pragma unroll 1
   for (int64_t i = 0; i < steps; i += 8) {
     // 8 dependent FFMAs an iteration: the loop's own compare and branch overlap
@@ -36,8 +36,8 @@ __global__ void register_chain_kernel(int64_t steps, float a, float b, int64_t* 
 #pragma unroll
     for (int k = 0; k < 8; ++k) x = fmaf(x, a, b);
   }
-  const int64_t c1 = clock64();
-  const int64_t ns1 = static_cast<int64_t>(global_ns());
+  const int64_t c1 = clock_cycles();
+  const int64_t ns1 = global_ns();
   out[0] = c1 - c0;
   out[1] = ns1 - ns0;
   out[2] = static_cast<int64_t>(__float_as_int(x));
@@ -47,8 +47,7 @@ at::Tensor register_chain(int64_t steps) {
   TORCH_CHECK(steps >= 8 && steps % 8 == 0,
               "memopt_probe::register_chain: expected steps to be a positive multiple of 8, got ",
               steps);
-  TORCH_CHECK(at::cuda::is_available(), "memopt_probe::register_chain: needs a CUDA GPU");
-  const c10::cuda::CUDAGuard guard(c10::cuda::current_device());
+  const c10::cuda::CUDAGuard guard(probe::probe_device("register_chain"));
   at::Tensor out = at::empty({3}, at::TensorOptions().dtype(at::kLong).device(at::kCUDA));
   register_chain_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>(
       steps, 0.999f, 0.001f, out.mutable_data_ptr<int64_t>());

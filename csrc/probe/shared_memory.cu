@@ -57,6 +57,8 @@
 #include <numeric>
 
 #include "common/dtype_names.h"
+#include "probe/probe_device.h"
+#include "probe/probe_timers.cuh"
 
 namespace memopt {
 namespace {
@@ -70,17 +72,8 @@ constexpr int kBanks = 32;
 constexpr int64_t kSmemChainMaxEntries = 48 * 1024 / 4;
 constexpr int kChainBuildThreads = 256;
 
-__device__ __forceinline__ int64_t global_ns() {
-  uint64_t ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns)::"memory");
-  return static_cast<int64_t>(ns);
-}
-
-__device__ __forceinline__ int64_t clock_cycles() {
-  uint64_t cycles;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(cycles)::"memory");
-  return static_cast<int64_t>(cycles);
-}
+using probe::clock_cycles;
+using probe::global_ns;
 
 // One LDS at a shared-window address. asm volatile so it stays between the
 // timer reads (the compiler may not move it across another volatile asm).
@@ -134,7 +127,7 @@ void check_smem_latency_inputs(int64_t n, int64_t steps) {
 
 at::Tensor smem_latency(int64_t n, int64_t steps) {
   check_smem_latency_inputs(n, steps);
-  const c10::cuda::CUDAGuard guard(c10::cuda::current_device());
+  const c10::cuda::CUDAGuard guard(probe::probe_device("smem_latency"));
   at::Tensor out = at::empty(
       {3}, at::TensorOptions().dtype(at::kLong).device(at::kCUDA, c10::cuda::current_device()));
   smem_chase_kernel<<<1, kChainBuildThreads, static_cast<size_t>(n) * 4,

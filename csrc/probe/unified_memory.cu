@@ -38,6 +38,7 @@
 #include "common/block_reduce.cuh"
 #include "common/cuda_launch.cuh"
 #include "common/device_info.h"
+#include "probe/probe_device.h"
 
 namespace memopt {
 namespace {
@@ -141,7 +142,7 @@ at::Tensor unified_memory(int64_t bytes, int64_t mode) {
               "memopt_probe::unified_memory: expected mode 0 (managed, demand paging), 1 "
               "(managed, prefetched) or 2 (cudaMalloc + copy from pinned memory), got ",
               mode);
-  const int device = c10::cuda::current_device();
+  const int device = probe::probe_device("unified_memory");
   const c10::cuda::CUDAGuard device_guard(static_cast<c10::DeviceIndex>(device));
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   const int64_t n = bytes / 4;

@@ -6,20 +6,12 @@ from __future__ import annotations
 import statistics
 from typing import Callable
 
-import torch
+from torch_memopt._timing import cuda_event_ms
 
 
 def median_ms(call: Callable[[], object], reps: int = 5) -> float:
     call()
-    samples = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        call()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    return statistics.median(samples)
+    return statistics.median(cuda_event_ms(call) for _ in range(reps))
 
 
 def gbps(nbytes: float, ms: float) -> float:

@@ -47,16 +47,22 @@ struct OnlineSlice {
     }
     m = m_local;
     s = 0.f;
+    const auto exp_cached = [&](auto exp) {
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          cache[k][j] = exp(cache[k][j]);
+          s += cache[k][j];
+        }
+      }
+    };
     // A slice of only -inf (or padding) keeps zeros: a shift of +inf makes
     // every exponential 2^-inf = 0 without a select an element.
-    const float m_log2e = m_local == -INFINITY ? INFINITY : m_local * kLog2e;
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        cache[k][j] = exp_shifted(cache[k][j], m_log2e);
-        s += cache[k][j];
-      }
+    if (m_local == -INFINITY) {
+      exp_cached(ExpShiftFma{INFINITY});
+    } else {
+      with_exp_shift(m_local, exp_cached);
     }
     for (int64_t pk = first + static_cast<int64_t>(kVecs) * kStride + t; pk < last; pk += kStride) {
       const InPack v = xr[pk];
@@ -64,9 +70,10 @@ struct OnlineSlice {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) pm = nan_propagating_max(pm, static_cast<float>(v.v[j]));
       if (pm != -INFINITY) {
-        const float pm_log2e = pm * kLog2e;
+        with_exp_shift(pm, [&](auto exp) {
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) ps += exp_shifted(static_cast<float>(v.v[j]), pm_log2e);
+          for (int j = 0; j < kVec; ++j) ps += exp(static_cast<float>(v.v[j]));
+        });
       }
       merge_online(m, s, pm, ps);
     }
@@ -90,16 +97,18 @@ struct OnlineSlice {
       for (int j = 0; j < kVec; ++j) out.v[j] = static_cast<out_t>(cache[k][j] * scale);
       yr[pk] = out;
     }
-    const float row_m_log2e = row_m * kLog2e;
-    for (int64_t pk = first + static_cast<int64_t>(kVecs) * kStride + t; pk < last; pk += kStride) {
-      const InPack v = xr[pk];
-      OutPack out;
+    with_exp_shift(row_m, [&](auto exp) {
+      for (int64_t pk = first + static_cast<int64_t>(kVecs) * kStride + t; pk < last;
+           pk += kStride) {
+        const InPack v = xr[pk];
+        OutPack out;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        out.v[j] = static_cast<out_t>(exp_shifted(static_cast<float>(v.v[j]), row_m_log2e) * inv_sum);
+        for (int j = 0; j < kVec; ++j) {
+          out.v[j] = static_cast<out_t>(exp(static_cast<float>(v.v[j])) * inv_sum);
+        }
+        yr[pk] = out;
       }
-      yr[pk] = out;
-    }
+    });
   }
 };
 

@@ -42,31 +42,34 @@ __global__ void __launch_bounds__(32 * kSoftmaxWarpRowsPerBlock)
     max_v = nan_propagating_max(max_v, static_cast<float>(xr[i]));
   }
   max_v = warp_reduce(max_v, MaxOp{});
-  const float max_log2e = max_v * kLog2e;
 
-  float sum = 0.f;
+  // A row of only -inf: max_v = -inf takes the exact form, whose (-inf) - (-inf)
+  // gives NaN everywhere, as torch.softmax does.
+  with_exp_shift(max_v, [&](auto exp) {
+    float sum = 0.f;
 #pragma unroll
-  for (int k = 0; k < kSoftmaxWarpCache; ++k) {
-    const int64_t i = lane + 32 * k;
-    cache[k] = exp_shifted(cache[k], max_log2e);
-    if (i < dim_size) sum += cache[k];
-  }
-  // Past the cache a lane adds dim_size / 32 terms (8192 at 262144 columns):
-  // in double, or the fp32 sum drifts past 1e-5.
-  double tail = 0.0;
-  for (int64_t i = lane + 32 * kSoftmaxWarpCache; i < dim_size; i += 32) {
-    tail += exp_shifted(static_cast<float>(xr[i]), max_log2e);
-  }
-  const float inv_sum = 1.f / warp_sum(sum + static_cast<float>(tail));
+    for (int k = 0; k < kSoftmaxWarpCache; ++k) {
+      const int64_t i = lane + 32 * k;
+      cache[k] = exp(cache[k]);
+      if (i < dim_size) sum += cache[k];
+    }
+    // Past the cache a lane adds dim_size / 32 terms (8192 at 262144 columns):
+    // in double, or the fp32 sum drifts past 1e-5.
+    double tail = 0.0;
+    for (int64_t i = lane + 32 * kSoftmaxWarpCache; i < dim_size; i += 32) {
+      tail += exp(static_cast<float>(xr[i]));
+    }
+    const float inv_sum = 1.f / warp_sum(sum + static_cast<float>(tail));
 
 #pragma unroll
-  for (int k = 0; k < kSoftmaxWarpCache; ++k) {
-    const int64_t i = lane + 32 * k;
-    if (i < dim_size) yr[i] = static_cast<out_t>(cache[k] * inv_sum);
-  }
-  for (int64_t i = lane + 32 * kSoftmaxWarpCache; i < dim_size; i += 32) {
-    yr[i] = static_cast<out_t>(exp_shifted(static_cast<float>(xr[i]), max_log2e) * inv_sum);
-  }
+    for (int k = 0; k < kSoftmaxWarpCache; ++k) {
+      const int64_t i = lane + 32 * k;
+      if (i < dim_size) yr[i] = static_cast<out_t>(cache[k] * inv_sum);
+    }
+    for (int64_t i = lane + 32 * kSoftmaxWarpCache; i < dim_size; i += 32) {
+      yr[i] = static_cast<out_t>(exp(static_cast<float>(xr[i])) * inv_sum);
+    }
+  });
 }
 
 }  // namespace memopt

@@ -11,9 +11,11 @@ GPU, torch and CUDA versions and date.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -48,12 +50,15 @@ def ladder_tables(document: dict) -> str:
     return section(document, chart)
 
 
-def tensor_core_table(document: dict) -> str:
-    """The bf16 / fp16 tensor-core GEMM against cuBLAS, as benchmarks/tc_gemm.py prints it."""
-    _benchmarks_importable()
-    from tc_gemm.report import markdown
+def script_markdown(module: str) -> Callable[[dict], str]:
+    """The renderer of a benchmark that writes its own README table: ``module``'s
+    ``markdown(document)``, as the script prints it (tc_gemm.report, add_norm_bench,
+    bench_model)."""
+    def render(document: dict) -> str:
+        _benchmarks_importable()
+        return importlib.import_module(module).markdown(document)
 
-    return markdown(document)
+    return render
 
 
 def norm_tables(document: dict) -> str:
@@ -141,22 +146,6 @@ def constant_memory_table(document: dict) -> str:
     return "\n".join(lines + ["", CONSTANT_MEMORY_WHY])
 
 
-def add_norm_table(document: dict) -> str:
-    """The fused add + norm against eager and torch.compile, as add_norm_bench.py prints it."""
-    _benchmarks_importable()
-    from add_norm_bench import markdown
-
-    return markdown(document)
-
-
-def model_table(document: dict) -> str:
-    """End-to-end model latency, as benchmarks/bench_model.py writes it."""
-    _benchmarks_importable()
-    from bench_model import markdown
-
-    return markdown(document)
-
-
 def probe_table(document: dict) -> str:
     """The probe's claims table and plots (python -m torch_memopt.probe --plot-dir)."""
     from torch_memopt.probe.markdown import markdown
@@ -220,7 +209,7 @@ SHOWN = [
         "`F.linear`) on the same inputs in one run, beside the targets of the issue. "
         "Targets met: the odd shape 4095³ and some linear+bias and fp16 8192³ rows; the "
         "rest are missed, with what was tried, in docs/perf-notes.md.",
-        tensor_core_table,
+        script_markdown("tc_gemm.report"),
     ),
     (NORM_FILES, norm_intro, norm_tables),
     (
@@ -229,7 +218,7 @@ SHOWN = [
         "`add_rms_norm` / `add_layer_norm` (one pass: read input and residual, write the sum "
         "and the normalized output) against the two stock calls they replace, `s = x + r` "
         "then `F.rms_norm(s)` / `F.layer_norm(s)`, eager and under torch.compile, same inputs.",
-        add_norm_table,
+        script_markdown("add_norm_bench"),
     ),
     ("constant_memory_h200.json", CONSTANT_MEMORY_INTRO, constant_memory_table),
     (
@@ -239,7 +228,7 @@ SHOWN = [
         "ViT-B/16, random weights from configs, in bfloat16: stock eager, `optimize_`, "
         "torch.compile and `optimize_` + torch.compile on the same inputs; prefill 8 × 512 "
         "tokens and, for the causal LMs, one decode step at batch 1 and 8.",
-        model_table,
+        script_markdown("bench_model"),
     ),
     (
         "probe_h200.json",

@@ -46,6 +46,13 @@ def full_weights(width: int, device, dtype):
     return rand(hidden, width), rand(hidden), rand(width, hidden), rand(width)
 
 
+def mlp(x, w1, b1, w2, b2):
+    """The unsharded MLP on one device, on memopt's linear (GELU fused into the first)."""
+    import torch_memopt
+
+    return torch_memopt.linear(torch_memopt.linear(x, w1, b1, activation="gelu"), w2, b2)
+
+
 def tp_mlp(x, w1, b1, w2, b2, rank: int, world: int):
     """This rank's share of the MLP, summed over ranks by all_reduce."""
     import torch_memopt
@@ -80,7 +87,7 @@ def main(argv=None) -> int:
             x = torch.randn(args.tokens, args.width, generator=torch.Generator().manual_seed(1))
             x = x.to(device, dtype)
             y_tp = tp_mlp(x, w1, b1, w2, b2, rank, world)
-            y_one = torch_memopt.linear(torch_memopt.linear(x, w1, b1, activation="gelu"), w2, b2)
+            y_one = mlp(x, w1, b1, w2, b2)
             y_stock = F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)
             scale = y_stock.float().norm()
             err_one = ((y_tp.float() - y_one.float()).norm() / scale).item()
@@ -88,10 +95,9 @@ def main(argv=None) -> int:
             tolerance = 1e-5 if dtype == torch.float32 else 2e-2
             ok = err_one < tolerance and err_stock < tolerance
             tp_ms = median_ms(lambda: tp_mlp(x, w1, b1, w2, b2, rank, world), args.reps, args.device)
-            one_ms = median_ms(lambda: torch_memopt.linear(
-                torch_memopt.linear(x, w1, b1, activation="gelu"), w2, b2), args.reps, args.device)
-        verdicts = [torch.tensor([int(ok)], device=device)]
-        dist.all_reduce(verdicts[0], op=dist.ReduceOp.MIN)
+            one_ms = median_ms(lambda: mlp(x, w1, b1, w2, b2), args.reps, args.device)
+        all_ok = torch.tensor([int(ok)], device=device)
+        dist.all_reduce(all_ok, op=dist.ReduceOp.MIN)
         if rank == 0:
             print(f"tp_mlp: {world} ranks, {args.device} {str(dtype)[6:]}, x {args.tokens}×{args.width}, "
                   f"hidden {4 * args.width}")
@@ -99,8 +105,8 @@ def main(argv=None) -> int:
                   f"against stock F.linear {err_stock:.2e} (tolerance {tolerance:g})")
             print(f"  {world}-rank time {tp_ms:.3f} ms, one device {one_ms:.3f} ms "
                   f"({one_ms / tp_ms:.2f}×)")
-            print("  outputs match" if verdicts[0].item() else "  OUTPUTS DIFFER")
-        return 0 if verdicts[0].item() else 1
+            print("  outputs match" if all_ok.item() else "  OUTPUTS DIFFER")
+        return 0 if all_ok.item() else 1
     finally:
         dist.destroy_process_group()
 

@@ -4,8 +4,8 @@ that run without a GPU. The measurement itself runs on the H200."""
 import pytest
 import torch
 
+from bench_script import assert_exits_2_without_a_gpu, assert_help_mentions
 from bench_script import load as load_script
-from bench_script import run
 
 
 def load():
@@ -13,16 +13,12 @@ def load():
 
 
 def test_help_runs_without_a_gpu():
-    result = run("add_norm_bench", "--help")
-    assert result.returncode == 0, result.stderr
-    assert "fused" in result.stdout
+    assert_help_mentions("add_norm_bench", "fused")
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the exit without a GPU")
 def test_exits_2_without_a_gpu(tmp_path):
-    out = tmp_path / "add_norm.json"
-    assert load().main(["--out", str(out)]) == 2
-    assert not out.exists()
+    assert_exits_2_without_a_gpu("add_norm_bench", tmp_path)
 
 
 @pytest.mark.parametrize("op", ["add_rms_norm", "add_layer_norm"])

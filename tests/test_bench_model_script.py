@@ -6,21 +6,19 @@ import json
 import pytest
 import torch
 
-from bench_script import load, run
+from bench_script import assert_exits_2_without_a_gpu, assert_help_mentions, load
 
 pytest.importorskip("transformers", reason="bench_model.py builds Hugging Face models")
 pytest.importorskip("timm", reason="bench_model.py builds a timm ViT")
 
 
 def test_help_runs_without_a_gpu():
-    result = run("bench_model", "--help")
-    assert result.returncode == 0, result.stderr
-    assert "optimize_" in result.stdout
+    assert_help_mentions("bench_model", "optimize_")
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the exit without a GPU")
 def test_cuda_run_exits_2_without_a_gpu(tmp_path):
-    assert load("bench_model").main(["--out", str(tmp_path / "m.json")]) == 2
+    assert_exits_2_without_a_gpu("bench_model", tmp_path)
 
 
 def test_small_cpu_run_writes_a_record_per_step_and_variant(tmp_path):

@@ -10,7 +10,7 @@ import torch
 
 from torch_memopt.probe import claims
 from torch_memopt.probe.__main__ import main, table
-from torch_memopt.probe.record import _clean
+from torch_memopt._json_safe import json_safe
 
 
 def test_help_runs():
@@ -58,4 +58,4 @@ def test_table_has_a_row_per_claim():
 
 
 def test_json_has_no_nan():
-    assert _clean({"a": [float("nan"), 1.0, float("inf")]}) == {"a": [None, 1.0, None]}
+    assert json_safe({"a": [float("nan"), 1.0, float("inf")]}) == {"a": [None, 1.0, None]}

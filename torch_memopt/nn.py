@@ -56,7 +56,6 @@ class Linear(_DropIn, nn.Linear):
         super().__init__(in_features, out_features, bias, device, dtype)
         self.variant = variant
 
-
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if input.dim() >= 1 and routable(input, self.weight, self.bias):
             return ops.linear(input, self.weight, self.bias, variant=self.variant)
@@ -70,7 +69,6 @@ class LayerNorm(_DropIn, nn.LayerNorm):
                  bias: bool = True, device=None, dtype=None, *, variant: str = "auto") -> None:
         super().__init__(normalized_shape, eps, elementwise_affine, bias, device, dtype)
         self.variant = variant
-
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if routable(input, self.weight, self.bias, fp32_params=True):
@@ -88,7 +86,6 @@ class RMSNorm(_DropIn, nn.RMSNorm):
         super().__init__(normalized_shape, eps, elementwise_affine, device, dtype)
         self.variant = variant
 
-
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if routable(input, self.weight, fp32_params=True):
             return ops.rms_norm(input, self.normalized_shape, self.weight, self.eps,
@@ -104,9 +101,7 @@ class Softmax(_DropIn, nn.Softmax):
         super().__init__(dim)
         self.variant = variant
 
-
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if self.dim is not None and routable(input):
             return ops.softmax(input, self.dim, variant=self.variant)
         return F.softmax(input, self.dim, _stacklevel=5)
-

@@ -19,6 +19,7 @@ from torch_memopt import _C  # noqa: F401  (loads the native ops into torch.ops.
 
 OPS = ("gemm", "linear", "layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm")
 
+
 def built_with_cuda() -> bool:
     """Whether this build compiled the CUDA kernels (decided by nvcc at build time)."""
     return _C.built_with_cuda()

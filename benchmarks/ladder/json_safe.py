@@ -1,18 +1,5 @@
-"""Results JSON written strictly: every non-finite float becomes None (JSON has no
-inf or NaN, and a run must not lose its results to one odd figure at the end).
-Shared by benchmarks/tc_gemm.py and benchmarks/norm_bench/."""
-from __future__ import annotations
+"""The benchmarks' name for torch_memopt._json_safe.json_safe, which the probe's JSON
+uses too: one implementation of "every non-finite float becomes None"."""
+from torch_memopt._json_safe import json_safe
 
-import math
-
-
-def json_safe(value):
-    """``value`` with every non-finite float replaced by None, through dicts, lists
-    and tuples."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    return value
+__all__ = ["json_safe"]

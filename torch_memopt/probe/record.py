@@ -3,18 +3,8 @@ the plots draw) and the seconds each probe took."""
 from __future__ import annotations
 
 import datetime
-import math
 
-
-def _clean(value):
-    """JSON has no NaN or inf: they become null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
+from torch_memopt._json_safe import json_safe
 
 
 def document(rows: list[dict], series: dict, seconds: dict, quick: bool) -> dict:
@@ -28,4 +18,4 @@ def document(rows: list[dict], series: dict, seconds: dict, quick: bool) -> dict
             "cuda": torch.version.cuda, "torch_memopt": torch_memopt.__version__,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "quick": quick}
-    return _clean({"meta": meta, "rows": rows, "series": series, "seconds": seconds})
+    return json_safe({"meta": meta, "rows": rows, "series": series, "seconds": seconds})

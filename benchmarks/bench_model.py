@@ -12,9 +12,9 @@ for the causal LMs (Llama, GPT-2), batch 1 and 8, one new token after a 512-toke
 prompt: the KV cache is filled once and cropped back to the prompt before every timed
 call, so each call sees the same cache. Timing: CUDA events around the whole call (host
 work included: this is the latency a user sees), median of --reps calls after warm-up,
-the four variants sampled in turn (latency.interleaved_median_ms);
-no L2 flush (the weights alone are 5-20× the L2). torch.compile: default mode, compiled
-afresh per model and step (dynamo reset), warm before timing. Outputs of every variant are checked
+the four variants sampled in turn (latency.interleaved_median_ms); no L2 flush (the
+weights alone are 5-20× the L2). torch.compile: default mode, compiled afresh per model
+and step (dynamo reset), warm before timing. Outputs of every variant are checked
 against stock eager (cosine similarity ≥ 0.999), and a variant that fails is not timed.
 JSON to --out: meta and one record per (model, step, variant) {ms, speedup (stock eager
 time / this), cosine, status, reason}.

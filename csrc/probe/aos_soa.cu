@@ -23,7 +23,8 @@
 // and aos rows sit at 8-byte multiples, so the compiler may not widen them;
 // soa gets no vector loads either, so the two differ in layout alone.
 //
-// Measured: not yet (compiled only).
+// Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): 33.5 M
+// particles, SoA 293 us (4,123 GB/s), AoS 434 us (2,785 GB/s): 1.48x.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>

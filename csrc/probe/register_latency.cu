@@ -7,7 +7,11 @@
 // figure is the register file's access, not a dependent chain's, which no
 // kernel can time alone).
 //
-// Measured: not yet (compiled only).
+// Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): 5.0 cycles
+// a step against the 4 predicted. Likely the loop's taken branch: the SASS
+// (cuobjdump) is 8 dependent FFMAs, then ISETP + BRA back, and one warp alone
+// has nothing to issue while the branch redirects: 8 x 4 + ~8 = 40 cycles an
+// iteration. Not yet checked by unrolling further (64 a branch would read ~4.1).
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>

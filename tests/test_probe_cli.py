@@ -49,6 +49,24 @@ def test_at_least_and_does_not_apply():
     assert claims.does_not_apply("no managed memory").startswith("does not apply on this GPU")
 
 
+@pytest.mark.parametrize("value, floor, holds", [
+    (1.8, 2.0, True), (1.7, 2.0, False),    # the slack shrinks the gain: 2× holds from 1.8×
+    (1.04, 1.05, True), (0.99, 1.05, False),  # a claimed gain never holds at a loss
+    (0.84, 1.05, False),                     # held with floor / SLACK, before 2026-11-30
+])
+def test_a_claimed_gain_is_not_met_by_a_loss(value, floor, holds):
+    assert (claims.at_least(value, floor) == "holds") is holds
+
+
+@pytest.mark.parametrize("ratio, verdict", [
+    (0.7, "holds"), (0.92, "holds"), (0.5, "holds"),
+    (0.96, "off: it costs 4%, not 10%-50%"), (1.02, "off: it costs 0%, not 10%-50%"),
+    (0.2, "off by 2.5× (lower)"),
+])
+def test_a_claimed_cost_is_not_met_without_one(ratio, verdict):
+    assert claims.costs_at_least(ratio, 0.5, 0.9) == verdict
+
+
 def test_table_has_a_row_per_claim():
     rows = [claims.Row("1 latency", "L2 ~200 cycles", "273 cycles", "off by 1.4× (higher)", 273, "cycles"),
             claims.Row("2 shared memory", "x", "y", "holds")]

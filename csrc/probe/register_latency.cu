@@ -11,7 +11,7 @@
 // a step against the 4 predicted. Likely the loop's taken branch: the SASS
 // (cuobjdump) is 8 dependent FFMAs, then ISETP + BRA back, and one warp alone
 // has nothing to issue while the branch redirects: 8 x 4 + ~8 = 40 cycles an
-// iteration. Not yet checked by unrolling further (64 a branch would read ~4.1).
+// iteration. Now 64 a branch (kChainUnroll): expected ~4.1, not yet run.
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -28,17 +28,21 @@ namespace {
 using probe::clock_cycles;
 using probe::global_ns;
 
+constexpr int kChainUnroll = 64;
+
 // a and b come from the host so the compiler cannot fold the chain.
 __global__ void register_chain_kernel(int64_t steps, float a, float b, int64_t* out) {
   float x = static_cast<float>(threadIdx.x) + 1.f;
   const int64_t ns0 = global_ns();
   const int64_t c0 = clock_cycles();
 #pragma unroll 1
-  for (int64_t i = 0; i < steps; i += 8) {
-    // 8 dependent FFMAs an iteration: the loop's own compare and branch overlap
-    // with the chain instead of adding to every step.
+  for (int64_t i = 0; i < steps; i += kChainUnroll) {
+    // kChainUnroll dependent FFMAs an iteration. The compare issues in the
+    // chain's shadow, but the taken branch back does not: with 8 an iteration
+    // the H200 read 5.0 cycles a step (8 x 4 + ~8 for the branch); with 64 the
+    // branch adds ~0.1 a step.
 #pragma unroll
-    for (int k = 0; k < 8; ++k) x = fmaf(x, a, b);
+    for (int k = 0; k < kChainUnroll; ++k) x = fmaf(x, a, b);
   }
   const int64_t c1 = clock_cycles();
   const int64_t ns1 = global_ns();
@@ -48,9 +52,9 @@ __global__ void register_chain_kernel(int64_t steps, float a, float b, int64_t* 
 }
 
 at::Tensor register_chain(int64_t steps) {
-  TORCH_CHECK(steps >= 8 && steps % 8 == 0,
-              "memopt_probe::register_chain: expected steps to be a positive multiple of 8, got ",
-              steps);
+  TORCH_CHECK(steps >= kChainUnroll && steps % kChainUnroll == 0,
+              "memopt_probe::register_chain: expected steps to be a positive multiple of ",
+              kChainUnroll, ", got ", steps);
   const c10::cuda::CUDAGuard guard(probe::probe_device("register_chain"));
   at::Tensor out = at::empty({3}, at::TensorOptions().dtype(at::kLong).device(at::kCUDA));
   register_chain_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>(

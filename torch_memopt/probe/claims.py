@@ -30,8 +30,21 @@ def in_range(value: float, low: float, high: float) -> str:
 
 
 def at_least(value: float, floor: float) -> str:
-    """The verdict on a claim that a ratio or speed-up is at least ``floor``."""
-    return "holds" if value >= floor / SLACK else f"off by {floor / value:.1f}× (lower)"
+    """The verdict on a claim that a speed-up is at least ``floor`` (≥ 1). The slack
+    applies to the gain, not to the whole ratio: "about 2×" holds from 1.8×, "1.05×"
+    from 1.04×, and no claim of a gain holds at a loss (with ``floor / SLACK`` a
+    claimed 1.05× held at 0.84×)."""
+    threshold = 1 + (floor - 1) / SLACK if floor > 1 else floor
+    return "holds" if value >= threshold else f"off by {floor / value:.1f}× (lower)"
+
+
+def costs_at_least(ratio: float, low: float, high: float) -> str:
+    """The verdict on a claim that something keeps ``low``-``high`` of the speed
+    (a cost of 1 - high to 1 - low); the slack widens the cost, not past no cost at all
+    (with in_range's slack, a claimed 10-50% cost held at 0.96×: a 4% one)."""
+    if ratio > 1 - (1 - high) / SLACK:
+        return f"off: it costs {max(0.0, 1 - ratio):.0%}, not {1 - high:.0%}-{1 - low:.0%}"
+    return in_range(ratio, low, high)
 
 
 def does_not_apply(reason: str) -> str:

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "common/cluster_launch.cuh"
 #include "common/device_info.h"
 #include "common/kernel_registry.h"
 #include "gemm/half_gemm.h"
@@ -73,20 +74,11 @@ void launch_typed(const HalfGemmArgs& p, int splits, cudaStream_t stream) {
   constexpr int kSmem = smem_bytes<kTok, kStages, kBoxes>();
   static std::atomic<unsigned long long> opted_in{0};
   opt_in_shared_memory(kernel, kSmem, opted_in);
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(row_tiles), static_cast<unsigned>(splits),
-                        static_cast<unsigned>(token_tiles));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kSmem;
-  config.stream = stream;
-  cudaLaunchAttribute cluster = {};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 1;
-  cluster.val.clusterDim.y = static_cast<unsigned>(splits);
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  cudaLaunchKernelEx(&config, kernel, map_w, map_x, params);
+  // The splits of one tile form a cluster: they reduce through distributed shared memory.
+  ClusterLaunch cluster(dim3(static_cast<unsigned>(row_tiles), static_cast<unsigned>(splits),
+                             static_cast<unsigned>(token_tiles)),
+                        dim3(kThreads), dim3(1, static_cast<unsigned>(splits)), stream, kSmem);
+  cluster.launch(kernel, map_w, map_x, params);  // checked by gemm_cuda.cu's launch check
 }
 
 template <typename T, bool kWKMajor, int kStages, int kBoxes>

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstdint>
 
+#include "common/cluster_launch.cuh"
 #include "common/device_info.h"
 #include "common/kernel_registry.h"
 #include "gemm/half_gemm.h"
@@ -42,17 +43,7 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   static std::atomic<unsigned long long> opted_in{0};
   opt_in_shared_memory(kernel, kSmemBytes, opted_in);
   const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
-  cudaLaunchConfig_t config = {};
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kSmemBytes;
-  config.stream = stream;
-  cudaLaunchAttribute cluster = {};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = kClusterM;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
+  ClusterLaunch cluster(dim3(1), dim3(kThreads), dim3(kClusterM), stream, kSmemBytes);
   // A persistent grid must fit at once. Clusters are placed inside one GPC,
   // and a GPC with an odd number of free SMs leaves one idle, so fewer than
   // sm_count / 2 pairs may fit: ask the occupancy API rather than divide.
@@ -60,8 +51,9 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   if constexpr (kClusterM > 1) {
     static int fits = 0;  // per instantiation: same kernel, same answer
     if (fits == 0) {
-      config.gridDim = dim3(static_cast<unsigned>(resident * kClusterM));
-      if (cudaOccupancyMaxActiveClusters(&fits, kernel, &config) != cudaSuccess || fits <= 0) {
+      cluster.config().gridDim = dim3(static_cast<unsigned>(resident * kClusterM));
+      if (cudaOccupancyMaxActiveClusters(&fits, kernel, &cluster.config()) != cudaSuccess ||
+          fits <= 0) {
         cudaGetLastError();
         fits = static_cast<int>(resident);
       }
@@ -77,8 +69,8 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   if constexpr (kClusterM == 1) {
     kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, map_out, args);
   } else {
-    config.gridDim = dim3(grid);
-    cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_out, args);
+    cluster.config().gridDim = dim3(grid);
+    cluster.launch(kernel, map_a, map_b, map_out, args);  // checked by gemm_cuda.cu's launch check
   }
 }
 

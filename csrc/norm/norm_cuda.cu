@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/cluster_launch.cuh"
 #include "common/cuda_launch.cuh"
 #include "common/checks.h"
 #include "common/dispatch.h"
@@ -83,27 +84,17 @@ std::string auto_rung(const NormRows& p, Capability cap = 0) {
 
 template <typename scalar_t, typename param_t, bool kRms>
 void launch_cluster(const NormRows& p, cudaStream_t stream) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(kNormCluster, static_cast<unsigned>(p.rows));
-  config.blockDim = dim3(kNormClusterThreads);
-  config.stream = stream;
-  cudaLaunchAttribute cluster = {};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = kNormCluster;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
   const scalar_t* none = nullptr;
-  cudaLaunchKernelEx(
-      &config,
+  ClusterLaunch cluster(dim3(kNormCluster, static_cast<unsigned>(p.rows)),
+                        dim3(kNormClusterThreads), dim3(kNormCluster), stream);
+  C10_CUDA_CHECK(cluster.launch(
       norm_vectorized_kernel<scalar_t, param_t, kRms, kNormClusterThreads, false, kNormCluster,
                              kPacksHolding<scalar_t, kNormThreadElems>>,
       p.input.const_data_ptr<scalar_t>(),
       p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
       p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
       p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps, none,
-      static_cast<scalar_t*>(nullptr));
+      static_cast<scalar_t*>(nullptr)));
 }
 
 // kAdd: the fused add + norm, reading `residual` and writing `sum` beside

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/checks.h"
+#include "common/cluster_launch.cuh"
 #include "common/cuda_launch.cuh"
 #include "common/dispatch.h"
 #include "common/kernel_registry.h"
@@ -73,22 +74,13 @@ std::string auto_rung(const SoftmaxRows& p, Capability cap) {
 template <typename in_t, typename out_t>
 void launch_cluster(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
   const bool wide = p.dim_size > kSoftmaxCluster * 512 * kSoftmaxThreadElems;
-  cudaLaunchConfig_t config = {};
   // One cluster a row; at most 65535 row slots, each cluster then loops.
-  config.gridDim = dim3(kSoftmaxCluster, static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
-  config.blockDim = dim3(wide ? 1024 : 512);
-  config.stream = stream;
-  cudaLaunchAttribute cluster = {};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = kSoftmaxCluster;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
+  ClusterLaunch cluster(dim3(kSoftmaxCluster, static_cast<unsigned>(std::min<int64_t>(rows, 65535))),
+                        dim3(wide ? 1024 : 512), dim3(kSoftmaxCluster), stream);
   const auto kernel = wide ? softmax_cluster_kernel<in_t, out_t, 1024>
                            : softmax_cluster_kernel<in_t, out_t, 512>;
-  cudaLaunchKernelEx(&config, kernel, p.input.const_data_ptr<in_t>(),
-                     p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride);
+  C10_CUDA_CHECK(cluster.launch(kernel, p.input.const_data_ptr<in_t>(),
+                                p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride));
 }
 
 template <typename in_t, typename out_t, int kThreads, int kVecs>

@@ -208,7 +208,9 @@ def main(argv=None) -> int:
 
 def write(args, records: list[dict]) -> None:
     """The JSON document to --out. With --merge, records of models this run did not
-    measure are kept from the file already there (one model a device call, one file)."""
+    measure are kept from the file already there (one model a device call, one file).
+    Records go in BUILDERS' order whichever call measured them, so the README's rows
+    do not move between calls."""
     measured = {r["model"] for r in records}
     kept, earlier_runs = [], []
     if args.merge and args.out.exists():
@@ -218,7 +220,7 @@ def write(args, records: list[dict]) -> None:
     document = {"meta": {**run_meta.environment(args.device == "cuda", 0), "argv": sys.argv[1:],
                          "small": args.small, "device": args.device},
                 "earlier_runs": earlier_runs,  # the runs the kept records come from
-                "records": kept + records}
+                "records": sorted(kept + records, key=lambda r: list(BUILDERS).index(r["model"]))}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(json_safe(document), indent=1) + "\n")
     print(f"wrote {args.out}", flush=True)

@@ -51,3 +51,5 @@ def test_merge_keeps_other_models_and_replaces_the_measured_one(tmp_path):
     assert [r for r in records if r["model"] == "vit"] == earlier[:1]
     gpt2 = [r for r in records if r["model"] == "gpt2"]
     assert len(gpt2) == 12 and all(r["ms"] > 0 for r in gpt2)  # the old -1.0 record is gone
+    # BUILDERS' order (llama, gpt2, bert, vit), not the order the calls measured them in
+    assert [r["model"] for r in records] == ["gpt2"] * 12 + ["vit"]

@@ -24,7 +24,7 @@
 // soa gets no vector loads either, so the two differ in layout alone.
 //
 // Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): 33.5 M
-// particles, SoA 293 us (4,123 GB/s), AoS 434 us (2,785 GB/s): 1.48x.
+// particles, SoA 291 us (4,149 GB/s), AoS 438 us (2,757 GB/s): 1.50x.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>

@@ -42,8 +42,8 @@
 // reads dominate (threads * iters * 4 bytes of reads).
 //
 // Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): broadcast
-// 0.120 ms, divergent constant 25.3 ms (66x), __ldg 0.381 ms, plain loads
-// 0.382 ms: __ldg buys nothing here (plain loads are cached in L1 too).
+// 0.127 ms, divergent constant 25.2 ms (65x), __ldg 0.395 ms, plain loads
+// 0.390 ms: __ldg buys nothing here (plain loads are cached in L1 too).
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>

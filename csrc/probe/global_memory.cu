@@ -33,10 +33,12 @@
 // flat until each lane's sector also lands in its own DRAM page and TLB entry.
 // Bytes: threads x 4 useful read + threads x 4 written to sink.
 //
-// Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): copy 3.89,
-// read 4.26, write 4.23 TB/s; 4 / 8 / 16-byte reads 2.54 / 3.84 / 4.26 TB/s;
-// strided reads with 2^23 threads: stride 1 784 GB/s useful (host-bound: it
-// moves only 64 MB), stride 32 215 GB/s; offset 1 0.96x offset 0.
+// Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): copy 3.83,
+// read 4.23, write 4.17 TB/s; 4 / 8 / 16-byte reads 2.52 / 3.84 / 4.23 TB/s;
+// strided 4-byte reads over all of src: stride 1 1,271 GB/s useful (plus as
+// much written to the sink: the 4-byte rate), stride 32 211 GB/s (0.166x);
+// offset 1 0.98x offset 0 (1,235 vs 1,262 GB/s). The first run, 2^23 threads
+// at every stride, read stride 1 at 784 GB/s: 64 MB, host-bound.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/safe_numerics.h>

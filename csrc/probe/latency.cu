@@ -32,8 +32,8 @@
 //   device sync here or a bounds test in every timed step.
 //
 // Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): 40 cycles
-// (20 ns) to 128 KB (L1), 263-282 from 1 to 16 MB (L2), rising from 32 MB, and
-// 683-691 cycles (345-349 ns) from 1 GB (HBM).
+// (20 ns) to 128 KB (L1), 267-286 from 1 to 16 MB (L2), rising from 32 MB, and
+// 663-672 cycles (335-339 ns) from 1 GB (HBM).
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>

@@ -31,9 +31,9 @@
 // (threads * min_blocks), and nvcc refuses the two together.
 //
 // Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json), 256-thread
-// blocks: cap 64 (56 registers) 1.754 ms at 32 warps an SM, 1.807 ms at 16;
-// caps 128 / 255 (59 registers) the same within 1%; cap 32 (344 B spilled)
-// 35.8 ms at 64 warps: occupancy past 16 warps bought 3%, spills cost 20x.
+// blocks: cap 128 (59 registers) 1.788 ms at 32 warps an SM, 1.845 ms at 16;
+// caps 64 (56 registers) / 255 the same within 2%; cap 32 (344 B spilled)
+// 35.9 ms at 64 warps: occupancy past 16 warps bought 3%, spills cost 20x.
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>

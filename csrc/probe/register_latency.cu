@@ -7,11 +7,12 @@
 // figure is the register file's access, not a dependent chain's, which no
 // kernel can time alone).
 //
-// Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): 5.0 cycles
-// a step against the 4 predicted. Likely the loop's taken branch: the SASS
-// (cuobjdump) is 8 dependent FFMAs, then ISETP + BRA back, and one warp alone
-// has nothing to issue while the branch redirects: 8 x 4 + ~8 = 40 cycles an
-// iteration. Now 64 a branch (kChainUnroll): expected ~4.1, not yet run.
+// Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): 4.12 cycles
+// a step (4.1 predicted), Hopper's dependent-FFMA latency of 4 plus the loop's
+// share. The first runs, 8 FFMAs a branch, read 5.0: the SASS (cuobjdump) is
+// the dependent FFMAs, then ISETP + BRA back, and one warp alone has nothing
+// to issue while the taken branch redirects: 8 x 4 + ~8 = 40 cycles an
+// iteration. With 64 a branch (kChainUnroll) the branch adds ~0.1 a step.
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>

@@ -46,9 +46,9 @@
 // 32 x iters.
 //
 // Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json): latency 39
-// cycles (19.7 ns); 29.2 TB/s chip-wide (221 GB/s an SM) at stride 1; stride
-// 2 / 4 / 8 / 16 / 32 at 15.5 / 8.0 / 4.1 / 2.1 / 1.0 TB/s (28.2x slower at
-// 32); broadcast 28.6 TB/s; the 32x32 tile by columns 31.0x slower than 32x33.
+// cycles (19.7 ns); 27.4 TB/s chip-wide (208 GB/s an SM) at stride 1; stride
+// 2 / 4 / 8 / 16 / 32 at 15.0 / 7.8 / 4.0 / 2.1 / 1.0 TB/s (26.9x slower at
+// 32); broadcast 26.2 TB/s; the 32x32 tile by columns 30.5x slower than 32x33.
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAFunctions.h>

@@ -26,7 +26,7 @@
 // freed on every path, errors included (RAII guards below).
 //
 // Measured (H200, 2026-11-30, benchmarks/results/probe_h200.json), 512 MB:
-// on demand 57.6 ms, prefetched 11.9 ms, explicit copy from pinned memory
+// on demand 62.0 ms, prefetched 12.2 ms, explicit copy from pinned memory
 // 9.9 ms (kernel included).
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>

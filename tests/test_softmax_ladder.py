@@ -93,6 +93,23 @@ def test_rows_masked_with_finfo_min_match_torch(n, dtype, device):
         assert rel_error(out, expected) < 2e-5, f"{variant}: {rel_error(out, expected):.2e}"
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[requires_cuda, pytest.mark.cuda])])
+@pytest.mark.parametrize("n", [197, 4097, 65536])
+def test_exponentials_below_the_smallest_normal_float_flush_to_zero_only(n, device):
+    # Scores 40 apart on average: most e^(x - m) fall below 2^-126 (x - m < -87.3), which
+    # the CUDA exponential (ex2.approx.ftz) returns as 0 rather than subnormal. The error
+    # that buys must stay under 2^-126 an element, and the rest must be exact to 1e-5.
+    x = torch.randn(6, n, device=device) * 40
+    expected = torch.softmax(x.double(), -1)
+    assert (expected < 2.0 ** -126).float().mean() > 0.5  # the case is exercised
+    for variant in torch_memopt.variants("softmax", device):
+        out = torch_memopt.softmax(x, -1, variant=variant)
+        assert (out >= 0).all(), variant
+        # 2e-5 an element: (x - m)·log2(e) rounds twice, up to 8e-6 relative at x - m = -69
+        assert ((out.double() - expected).abs() <= 2.0 ** -126 + 2e-5 * expected).all(), variant
+        assert rel_error(out, expected) < 1e-5, f"{variant}: {rel_error(out, expected):.2e}"
+
+
 @requires_cuda
 @pytest.mark.cuda
 def test_an_inner_dim_runs_on_every_variant():

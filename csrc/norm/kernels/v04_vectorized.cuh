@@ -40,20 +40,20 @@
 #include <cooperative_groups.h>
 
 #include "common/pack.cuh"
+#include "common/register_cap.cuh"
 #include "norm/kernels/normalize.cuh"
 
 namespace memopt {
 
 constexpr int kNormThreadElems = 32;      // the most row elements a thread keeps in registers
 constexpr int kNormVecMinBlock = 128;     // threads a block at least (several narrow rows)
-// Blocks an SM must hold: 64 registers a thread at most, so 2048 threads
-// (1024 for 1024-thread blocks) share the 64K registers of an SM. Left to
-// itself ptxas gave the fp32 kernels 77-86 registers (24 warps an SM); at 64
-// they keep 24-28 bytes of prologue values on the stack, outside the loops.
-// The fused add (kAdd) is left uncapped: at 64 it spilled 104 bytes.
+// Blocks an SM must hold: 64 registers a thread at most. Left to itself
+// ptxas gave the fp32 kernels 77-86 registers (24 warps an SM); at 64 they
+// keep 24-28 bytes of prologue values on the stack, outside the loops. The
+// fused add (kAdd) is left uncapped: at 64 it spilled 104 bytes.
 template <int kThreads>
 inline constexpr int kNormVecMinBlocksPerSm =
-    65536 / 64 / (kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads);
+    kMinBlocksAt64Registers<(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)>;
 
 // The row total from each CTA's total (the same in all its threads): one
 // thread publishes it in `slot` of its shared memory, and after a cluster

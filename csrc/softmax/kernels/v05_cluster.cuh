@@ -25,6 +25,7 @@
 #include <cooperative_groups.h>
 
 #include "common/block_reduce.cuh"
+#include "common/register_cap.cuh"
 #include "softmax/kernels/online_slice.cuh"
 #include "softmax/kernels/v04_online.cuh"  // kSoftmaxThreadElems
 
@@ -34,8 +35,11 @@ constexpr int kSoftmaxCluster = 8;  // CTAs a row: the portable cluster size
 
 // grid (kSoftmaxCluster, row slots), cluster (kSoftmaxCluster, 1, 1): the
 // cluster at blockIdx.y takes rows blockIdx.y, + gridDim.y, ...
+// Capped at 64 registers: the 512-thread kernels took 79-90 once the online
+// tail lost its expf calls (2026-11-30), one CTA an SM instead of two, and
+// fp32 1024 x 131072 fell from 72.8% to 60.0% of copy.
 template <typename in_t, typename out_t, int kThreads>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
     softmax_cluster_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
                            int64_t dim_size, int64_t in_stride) {
   namespace cg = cooperative_groups;

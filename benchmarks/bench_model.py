@@ -199,27 +199,33 @@ def main(argv=None) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         print("bench_model.py --device cuda needs a CUDA GPU")
         return 2
+    # Read once, before this run writes --out after its first model: re-read, the file
+    # would hand this run's own first write back as an earlier run.
+    earlier = json.loads(args.out.read_text()) if args.merge and args.out.exists() else None
+    meta = {**run_meta.environment(args.device == "cuda", 0), "argv": sys.argv[1:],
+            "small": args.small, "device": args.device}
     records = []
     for arch in args.models:
-        records += measure(arch, args)
-        write(args, records)  # after every model: a call cut short keeps what it measured
+        records += [{**r, "run": meta["date"]} for r in measure(arch, args)]
+        write(args, meta, records, earlier)  # after every model: a call cut short keeps what it measured
     return 1 if any(r["status"] == "wrong" for r in records) else 0
 
 
-def write(args, records: list[dict]) -> None:
+def write(args, meta: dict, records: list[dict], earlier: dict | None) -> None:
     """The JSON document to --out. With --merge, records of models this run did not
-    measure are kept from the file already there (one model a device call, one file).
-    Records go in BUILDERS' order whichever call measured them, so the README's rows
-    do not move between calls."""
+    measure are kept from the file that was there (one model a device call, one file),
+    and earlier_runs holds the metas of the runs they come from (each record's "run" is
+    its run's date). Records go in BUILDERS' order whichever call measured them, so the
+    README's rows do not move between calls."""
     measured = {r["model"] for r in records}
     kept, earlier_runs = [], []
-    if args.merge and args.out.exists():
-        earlier = json.loads(args.out.read_text())
+    if earlier is not None:
         kept = [r for r in earlier["records"] if r["model"] not in measured]
-        earlier_runs = [earlier["meta"], *earlier.get("earlier_runs", [])] if kept else []
-    document = {"meta": {**run_meta.environment(args.device == "cuda", 0), "argv": sys.argv[1:],
-                         "small": args.small, "device": args.device},
-                "earlier_runs": earlier_runs,  # the runs the kept records come from
+        runs = {r.get("run") for r in kept}
+        candidates = [earlier["meta"], *earlier.get("earlier_runs", [])]
+        # Records from before the "run" stamp cannot be traced: keep every candidate then.
+        earlier_runs = candidates if None in runs else [m for m in candidates if m.get("date") in runs]
+    document = {"meta": meta, "earlier_runs": earlier_runs,
                 "records": sorted(kept + records, key=lambda r: list(BUILDERS).index(r["model"]))}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(json_safe(document), indent=1) + "\n")

@@ -53,3 +53,25 @@ def test_merge_keeps_other_models_and_replaces_the_measured_one(tmp_path):
     assert len(gpt2) == 12 and all(r["ms"] > 0 for r in gpt2)  # the old -1.0 record is gone
     # BUILDERS' order (llama, gpt2, bert, vit), not the order the calls measured them in
     assert [r["model"] for r in records] == ["gpt2"] * 12 + ["vit"]
+
+
+def test_merge_over_two_models_names_only_the_runs_of_the_kept_records(tmp_path, monkeypatch):
+    # The file is written after each model; the second write must not take the first
+    # for an earlier run, and runs whose records were all replaced drop out. The models
+    # are not run here (the test above runs one): measure gives one record a model.
+    bench_model = load("bench_model")
+    monkeypatch.setattr(bench_model, "measure", lambda arch, args: [
+        {"model": arch, "step": "prefill", "variant": "eager", "ms": 2.0, "status": "ok"}])
+    out = tmp_path / "m.json"
+    earlier = [{"model": "vit", "step": "prefill", "variant": "eager", "ms": 1.0, "run": "B"},
+               {"model": "gpt2", "step": "prefill", "variant": "eager", "ms": 1.0, "run": "C"}]
+    out.write_text(json.dumps({"meta": {"date": "C"}, "earlier_runs": [{"date": "B"}, {"date": "A"}],
+                               "records": earlier}))
+    code = bench_model.main(["--small", "--device", "cpu", "--reps", "1", "--merge",
+                             "--models", "gpt2,bert", "--out", str(out)])
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert document["earlier_runs"] == [{"date": "B"}]
+    new = [r for r in document["records"] if r["model"] != "vit"]
+    assert {r["model"] for r in new} == {"gpt2", "bert"}
+    assert all(r["run"] == document["meta"]["date"] for r in new)

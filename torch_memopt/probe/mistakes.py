@@ -55,7 +55,7 @@ def constant_memory(quick: bool) -> tuple[list[Row], dict]:
             f"divergent constant {ms[1] / ms[3]:.1f}× the time of plain global loads",
             at_least(ms[1] / ms[3], 2.0), ms[1] / ms[3], "×"),
         Row("5 constant memory", "__ldg (read-only path) for per-thread read-only data",
-            f"__ldg {ms[3] / ms[2]:.2f}× faster than plain loads", ldg_verdict(ms[3] / ms[2]),
+            f"__ldg at {ms[3] / ms[2]:.2f}× the speed of plain loads", ldg_verdict(ms[3] / ms[2]),
             ms[3] / ms[2], "×"),
     ]
     return rows, {"constant": {"mode": names, "ms": ms}}

@@ -83,11 +83,11 @@ void launch_cluster(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
                                 p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride));
 }
 
-template <typename in_t, typename out_t, int kThreads, int kVecs>
+template <typename in_t, typename out_t, int kThreads, int kVecs, bool kRaw = false>
 void launch_online(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
   constexpr int kBlock = kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads;
   constexpr int64_t kRowsPerBlock = kBlock / kThreads;
-  softmax_online_kernel<in_t, out_t, kThreads, kVecs>
+  softmax_online_kernel<in_t, out_t, kThreads, kVecs, kRaw>
       <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kRowsPerBlock)), kBlock, 0, stream>>>(
           p.input.const_data_ptr<in_t>(), p.out.mutable_data_ptr<out_t>(), rows, p.dim_size,
           p.in_stride);
@@ -102,6 +102,12 @@ void launch_online_sized(const SoftmaxRows& p, int64_t rows, cudaStream_t stream
       if (packs <= 512 * kWideRowVecs) return launch_online<in_t, out_t, 512, kWideRowVecs>(p, rows, stream);
       return launch_online<in_t, out_t, 1024, kWideRowVecs>(p, rows, stream);
     }
+  } else if (packs > 512 * kRowVecs) {
+    // 16-bit rows past 16384 columns: 8 packs a thread kept as loaded (kRaw).
+    if (packs <= 512 * kWideRowVecs) {
+      return launch_online<in_t, out_t, 512, kWideRowVecs, true>(p, rows, stream);
+    }
+    return launch_online<in_t, out_t, 1024, kWideRowVecs, true>(p, rows, stream);
   }
   const int64_t threads = ceil_div<int64_t>(packs, kRowVecs);
   if (threads <= 32) return launch_online<in_t, out_t, 32, kRowVecs>(p, rows, stream);
@@ -183,7 +189,8 @@ TORCH_LIBRARY_IMPL(memopt, CUDA, m) { m.impl("softmax", &softmax_cuda); }
 // benchmark's rows (benchmarks/norm_bench.py: float32 and bfloat16 in and
 // out, 197-262144 columns). warp_per_row at its three row caches; online at
 // the threads a row those widths take: bfloat16 32 (1000-1024 columns), 128
-// (4096), 512 (16384), 1024 (32768 and wider); float32 64, 256, and 8 packs a
+// (4096), 512 (16384), and 8 packs a thread as loaded past that (512 threads
+// at 32768, 1024 wider); float32 64, 256, and 8 packs a
 // thread past 8192 columns (512 up to 16384, 1024 at 32768); cluster at 512
 // threads a CTA (up to 131072 columns) and 1024 (262144).
 namespace {
@@ -222,8 +229,10 @@ std::vector<KernelEntry> softmax_kernels() {
        kernel_address(softmax_online_kernel<bf16, bf16, 128, k4>)},
       {"softmax", "online", "bfloat16, 512 threads a row, 4 packs a thread",
        kernel_address(softmax_online_kernel<bf16, bf16, 512, k4>)},
-      {"softmax", "online", "bfloat16, 1024 threads a row, 4 packs a thread",
-       kernel_address(softmax_online_kernel<bf16, bf16, 1024, k4>)},
+      {"softmax", "online", "bfloat16, 512 threads a row, 8 packs a thread as loaded",
+       kernel_address(softmax_online_kernel<bf16, bf16, 512, k8, true>)},
+      {"softmax", "online", "bfloat16, 1024 threads a row, 8 packs a thread as loaded",
+       kernel_address(softmax_online_kernel<bf16, bf16, 1024, k8, true>)},
       {"softmax", "cluster", "float32, 8 CTAs of 512 threads a row",
        kernel_address(softmax_cluster_kernel<float, float, 512>)},
       {"softmax", "cluster", "float32, 8 CTAs of 1024 threads a row",

@@ -2,6 +2,10 @@
 // online and cluster rungs: the pairs it reduces to and the output it writes.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
 #include "common/fast_exp.cuh"
 #include "common/nan_max.h"
 #include "common/pack.cuh"
@@ -19,19 +23,40 @@ __device__ __forceinline__ void merge_online(float& m, float& s, float m2, float
   m = mx;
 }
 
+// The pack held in `words`, as a copy the compiler cannot tie to the words'
+// earlier uses: an empty asm claims to rewrite each word (no instruction is
+// emitted). For the packs kept as loaded, as 4 32-bit words: held as bf16
+// packs, ptxas split them into 16-bit values, kept the floats converted for
+// the max alive across the block reduction, and spilled 72-126 bytes.
+template <typename P>
+__device__ __forceinline__ P pack_from_words(uint4 words) {
+  static_assert(sizeof(P) == sizeof(uint4), "16-byte packs");
+  asm("" : "+r"(words.x), "+r"(words.y), "+r"(words.z), "+r"(words.w));
+  P v;
+  memcpy(&v, &words, sizeof(P));
+  return v;
+}
+
 // The packs first + t + k * kStride of [first, last): the first kVecs of them
-// in registers, kept as e^(x - m_local) after `reduce`, so `write` only
-// rescales them (one exponential an element, not two); the packs past the
-// registers are folded into the running pair and recomputed when written.
-// Exponentials are exp_shifted (common/fast_exp.cuh: FFMA + MUFU.EX2): with
-// expf, bf16 rows were bound by instruction issue at 58-67% of copy.
-template <typename in_t, typename out_t, int kVecs, int kStride>
+// in registers, the packs past the registers folded into the running pair and
+// recomputed when written. Exponentials are exp_shifted (common/fast_exp.cuh:
+// FFMA + MUFU.EX2): with expf, bf16 rows were bound by instruction issue at
+// 58-67% of copy. The registers hold either
+// - (kRaw false) e^(x - m_local) as floats after `reduce`, so `write` only
+//   rescales them: one exponential an element, 8 registers a 16-bit pack; or
+// - (kRaw true) the packs as loaded, 4 registers a 16-bit pack, and `write`
+//   recomputes their exponentials (one FFMA + MUFU.EX2 an element more): twice
+//   the row in the same registers, for 16-bit rows past 16384 columns, which
+//   at 4 float packs a thread took one 1024-thread block an SM (bf16 4096 x
+//   32768 at 58% of copy: nothing else in flight while a block reduces).
+template <typename in_t, typename out_t, int kVecs, int kStride, bool kRaw = false>
 struct OnlineSlice {
   static constexpr int kVec = 16 / sizeof(in_t);
   using InPack = Pack<in_t, kVec>;
   using OutPack = Pack<out_t, kVec>;
+  using Cache = std::conditional_t<kRaw, uint4[kVecs], float[kVecs][kVec]>;
 
-  float cache[kVecs][kVec];
+  Cache cache;
   float m_local = -INFINITY;
 
   // This thread's (max, sum of e^(x - max)) over its packs.
@@ -41,30 +66,46 @@ struct OnlineSlice {
     for (int k = 0; k < kVecs; ++k) {
       const int64_t pk = first + t + static_cast<int64_t>(k) * kStride;
       const InPack v = pk < last ? xr[pk] : InPack{};
+      if constexpr (kRaw) memcpy(&cache[k], &v, sizeof(v));
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        cache[k][j] = pk < last ? static_cast<float>(v.v[j]) : -INFINITY;
-        m_local = nan_propagating_max(m_local, cache[k][j]);
+        const float x = pk < last ? static_cast<float>(v.v[j]) : -INFINITY;
+        if constexpr (!kRaw) cache[k][j] = x;
+        m_local = nan_propagating_max(m_local, x);
       }
     }
     m = m_local;
     s = 0.f;
-    const auto exp_cached = [&](auto exp) {
+    if constexpr (kRaw) {
+      if (m_local != -INFINITY) {
+        with_exp_shift(m_local, [&](auto exp) {
 #pragma unroll
-      for (int k = 0; k < kVecs; ++k) {
+          for (int k = 0; k < kVecs; ++k) {
+            if (first + t + static_cast<int64_t>(k) * kStride >= last) continue;
+            const InPack v = pack_from_words<InPack>(cache[k]);
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          cache[k][j] = exp(cache[k][j]);
-          s += cache[k][j];
-        }
+            for (int j = 0; j < kVec; ++j) s += exp(static_cast<float>(v.v[j]));
+          }
+        });
       }
-    };
-    // A slice of only -inf (or padding) keeps zeros: a shift of +inf makes
-    // every exponential 2^-inf = 0 without a select an element.
-    if (m_local == -INFINITY) {
-      exp_cached(ExpShiftFma{INFINITY});
     } else {
-      with_exp_shift(m_local, exp_cached);
+      const auto exp_cached = [&](auto exp) {
+#pragma unroll
+        for (int k = 0; k < kVecs; ++k) {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            cache[k][j] = exp(cache[k][j]);
+            s += cache[k][j];
+          }
+        }
+      };
+      // A slice of only -inf (or padding) keeps zeros: a shift of +inf makes
+      // every exponential 2^-inf = 0 without a select an element.
+      if (m_local == -INFINITY) {
+        exp_cached(ExpShiftFma{INFINITY});
+      } else {
+        with_exp_shift(m_local, exp_cached);
+      }
     }
     for (int64_t pk = first + static_cast<int64_t>(kVecs) * kStride + t; pk < last; pk += kStride) {
       const InPack v = xr[pk];
@@ -85,32 +126,43 @@ struct OnlineSlice {
 
   // y = e^(x - row_m) / row_s over this thread's packs. A row of -inf only
   // gives NaN, as torch.softmax does (e^(-inf - -inf)); elsewhere a thread
-  // whose cached elements are all -inf writes zeros for them.
+  // whose elements are all -inf writes zeros for them.
   __device__ __forceinline__ void write(const InPack* xr, OutPack* yr, int64_t first,
                                         int64_t last, int t, float row_m, float row_s) const {
     const float inv_sum = 1.f / row_s;
-    const float scale = row_m == -INFINITY     ? NAN
-                        : m_local == -INFINITY ? 0.f
-                                               : expf(m_local - row_m) * inv_sum;
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const int64_t pk = first + t + static_cast<int64_t>(k) * kStride;
-      if (pk >= last) continue;
+    const auto scaled = [inv_sum](const InPack& v, auto exp) {
       OutPack out;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) out.v[j] = static_cast<out_t>(cache[k][j] * scale);
-      yr[pk] = out;
-    }
-    with_exp_shift(row_m, [&](auto exp) {
-      for (int64_t pk = first + static_cast<int64_t>(kVecs) * kStride + t; pk < last;
-           pk += kStride) {
-        const InPack v = xr[pk];
+      for (int j = 0; j < kVec; ++j) {
+        out.v[j] = static_cast<out_t>(exp(static_cast<float>(v.v[j])) * inv_sum);
+      }
+      return out;
+    };
+    if constexpr (!kRaw) {
+      const float scale = row_m == -INFINITY     ? NAN
+                          : m_local == -INFINITY ? 0.f
+                                                 : expf(m_local - row_m) * inv_sum;
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        const int64_t pk = first + t + static_cast<int64_t>(k) * kStride;
+        if (pk >= last) continue;
         OutPack out;
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          out.v[j] = static_cast<out_t>(exp(static_cast<float>(v.v[j])) * inv_sum);
-        }
+        for (int j = 0; j < kVec; ++j) out.v[j] = static_cast<out_t>(cache[k][j] * scale);
         yr[pk] = out;
+      }
+    }
+    with_exp_shift(row_m, [&](auto exp) {
+      if constexpr (kRaw) {
+#pragma unroll
+        for (int k = 0; k < kVecs; ++k) {
+          const int64_t pk = first + t + static_cast<int64_t>(k) * kStride;
+          if (pk < last) yr[pk] = scaled(pack_from_words<InPack>(cache[k]), exp);
+        }
+      }
+      for (int64_t pk = first + static_cast<int64_t>(kVecs) * kStride + t; pk < last;
+           pk += kStride) {
+        yr[pk] = scaled(xr[pk], exp);
       }
     });
   }

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "common/block_reduce.cuh"
+#include "common/register_cap.cuh"
 #include "softmax/kernels/online_slice.cuh"
 
 namespace memopt {
@@ -31,8 +32,11 @@ namespace memopt {
 constexpr int kSoftmaxThreadElems = 32;  // the most row elements a thread keeps in registers
 constexpr int kSoftmaxMinBlock = 128;
 
-template <typename in_t, typename out_t, int kThreads, int kVecs>
-__global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads)
+// kRaw (online_slice.cuh): the 512-thread kernels hold 8 16-bit packs a
+// thread as loaded and are capped at 64 registers, two blocks an SM.
+template <typename in_t, typename out_t, int kThreads, int kVecs, bool kRaw = false>
+__global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads,
+                                  kRaw ? kMinBlocksAt64Registers<kThreads> : 1)
     softmax_online_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
                           int64_t dim_size, int64_t in_stride) {
   constexpr int kVec = 16 / sizeof(in_t);
@@ -51,7 +55,7 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
   const InPack* xr = reinterpret_cast<const InPack*>(x + row * in_stride);
   OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
 
-  OnlineSlice<in_t, out_t, kVecs, kThreads> slice;
+  OnlineSlice<in_t, out_t, kVecs, kThreads, kRaw> slice;
   float m, s;
   slice.reduce(xr, 0, packs, t, m, s);
   // Across the row's threads: lanes by shuffles, warps through shared memory.

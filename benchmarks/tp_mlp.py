@@ -17,14 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from latency import median_ms  # noqa: E402
+from torch_memopt.bench.timing import median_ms
 
 
 def parse_args(argv=None):

@@ -1,34 +1,40 @@
 #!/usr/bin/env bash
-# The GPU runner: on a machine with the H200, in one go, build torch_memopt
-# (MAX_JOBS=16), run the whole test suite with the CUDA tests executed, run the
-# quick benchmark, and print a short summary last.
-#   bash scripts/gpu_check.sh OUTDIR [extra pytest args]
-# Writes into OUTDIR: env.txt, build.log, tests.log, bench.log,
-# bench_quick.json. Nothing is installed from the network: where pytest or
-# expecttest are missing, wheels in .whl/ (carried along) are used.
-# MEMOPT_GPU_CHECK_BENCH=0 leaves the quick benchmark out (when a later step of
-# the same call times what it needs).
+# The GPU runner: on a machine with a GPU, in one call, build torch_memopt
+# (MAX_JOBS=16), run the test suite with the CUDA tests executed, run the named
+# benchmark suites, and print a short summary last.
+#   bash scripts/gpu_check.sh OUTDIR [SUITE ...]
+# Environment:
+#   MEMOPT_PYTEST   pytest arguments (default: the whole suite; "skip": no tests)
+#   MEMOPT_BENCH    more arguments of python -m torch_memopt.bench (e.g. --quick)
+#   MEMOPT_BENCH_TIMEOUT  seconds the suites may take (default 1800), so that a run
+#                   cut short still packs what it wrote
+#   MEMOPT_SANITIZE=1  compute-sanitizer memcheck and racecheck over scripts/sanitize_*.py
+# The build is skipped when csrc/ and setup.py are as they were at the last build
+# (a second call on a machine still warm). Nothing is installed from the network:
+# wheels in .whl/ (carried along: pytest, expecttest, liger-kernel) are used.
+# Writes OUTDIR/summary.txt, OUTDIR/logs.tgz (env, build, tests, bench and
+# sanitizer logs) and OUTDIR/results.tgz (the suites' JSON and PNG; unpack it
+# into benchmarks/results/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:?usage: gpu_check.sh OUTDIR [pytest args]}
+OUT=${1:?usage: gpu_check.sh OUTDIR [SUITE ...]}
 shift
-mkdir -p "$OUT"
+SUITES=("$@")
+mkdir -p "$OUT/logs" "$OUT/results"
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16}
 PYTHON=${PYTHON:-python3}
+LOG="$OUT/logs"
+status=0
 
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
   "$PYTHON" -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))"
   nvcc --version | tail -2
-} > "$OUT/env.txt" 2>&1
-cat "$OUT/env.txt"
+} > "$LOG/env.txt" 2>&1
+cat "$LOG/env.txt"
 
-wheels=()
-"$PYTHON" -c "import pytest" 2>/dev/null || wheels+=(.whl/pytest-*.whl .whl/pluggy-*.whl .whl/iniconfig-*.whl .whl/packaging-*.whl .whl/pygments-*.whl)
-"$PYTHON" -c "import expecttest" 2>/dev/null || wheels+=(.whl/expecttest-*.whl)
-if [ ${#wheels[@]} -gt 0 ]; then
-  echo "installing carried wheels: ${wheels[*]}"
-  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/memopt_site "${wheels[@]}"
+if compgen -G ".whl/*.whl" > /dev/null; then
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/memopt_site .whl/*.whl
   export PYTHONPATH=/tmp/memopt_site${PYTHONPATH:+:$PYTHONPATH}
 fi
 
@@ -40,40 +46,68 @@ fi
 if [ -z "${MEMOPT_KEEP_CXX:-}" ] && [ -x /usr/bin/g++ ]; then
   export CXX=/usr/bin/g++ CC=/usr/bin/gcc
 fi
-echo "compiler: ${CXX:-default} ($(${CXX:-g++} --version | head -1))"
 
 echo "== build"
 start=$(date +%s)
-if ! "$PYTHON" -m pip install --no-build-isolation --no-deps -v -e . > "$OUT/build.log" 2>&1; then
-  echo "pip install failed; see build.log"; tail -30 "$OUT/build.log"; exit 1
+# The sources' hash beside the extension: the device copy refreshes every file's
+# mtime on each call, so mtimes cannot tell a stale build.
+sources_hash=$(find csrc setup.py -type f | sort | xargs sha1sum | sha1sum | cut -d' ' -f1)
+built=$(ls torch_memopt/_C*.so 2>/dev/null | head -1)
+if [ -n "$built" ] && [ "$(cat build/.sources_hash 2>/dev/null)" = "$sources_hash" ] &&
+   "$PYTHON" -c "import torch_memopt, sys; sys.exit(not torch_memopt.built_with_cuda())" 2>/dev/null; then
+  echo "build: up to date ($built)" | tee "$LOG/build.log"
+elif "$PYTHON" -m pip install --no-build-isolation --no-deps -v -e . > "$LOG/build.log" 2>&1; then
+  built=$(ls torch_memopt/_C*.so | head -1)
+  mkdir -p build && echo "$sources_hash" > build/.sources_hash
+else
+  echo "pip install failed; see build.log"; tail -30 "$LOG/build.log"; status=1; built=""
 fi
 build_s=$(( $(date +%s) - start ))
-echo "built in ${build_s} s"
-
-echo "== tests"
-# pytest-xdist, where present, spreads the suite over 8 processes; a crashing
-# test then fails alone instead of ending the run.
-parallel=()
-"$PYTHON" -c "import xdist" 2>/dev/null && parallel=(-n 8)
-"$PYTHON" -m pytest -v -rs "${parallel[@]}" "$@" > "$OUT/tests.log" 2>&1
-tests_rc=$?
-grep -E "FAILED|ERROR" "$OUT/tests.log" | head -40
-
-bench_rc=0
-if [ "${MEMOPT_GPU_CHECK_BENCH:-1}" = 1 ]; then
-  echo "== quick benchmark"
-  "$PYTHON" -m torch_memopt.bench --quick --out "$OUT/bench_quick.json" > "$OUT/bench.log" 2>&1
-  bench_rc=$?
-fi
-
-echo
-echo "===================== summary ====================="
-head -1 "$OUT/env.txt"
 echo "build: ${build_s} s"
-echo "CUDA test cases passed: $(grep -E 'PASSED' "$OUT/tests.log" | grep -c cuda)"
-echo "pytest (rc=${tests_rc}): $(tail -1 "$OUT/tests.log")"
-if [ -f "$OUT/bench.log" ]; then
-  echo "bench (rc=${bench_rc}), last lines of $OUT/bench.log:"
-  tail -25 "$OUT/bench.log"
+
+tests_line="not run"
+if [ -n "$built" ] && [ "${MEMOPT_PYTEST:-}" != skip ]; then
+  echo "== tests"
+  # pytest-xdist, where present, spreads the suite over 8 processes; a crashing
+  # test then fails alone instead of ending the run.
+  parallel=()
+  "$PYTHON" -c "import xdist" 2>/dev/null && parallel=(-n 8)
+  # shellcheck disable=SC2086
+  "$PYTHON" -m pytest -v -rs "${parallel[@]}" ${MEMOPT_PYTEST:-} > "$LOG/tests.log" 2>&1 || status=1
+  grep -E "^(FAILED|ERROR)" "$LOG/tests.log" | head -40
+  tests_line=$(tail -1 "$LOG/tests.log")
 fi
-exit $(( tests_rc != 0 || bench_rc != 0 ))
+
+if [ "${MEMOPT_SANITIZE:-0}" = 1 ]; then
+  for script in sanitize_gemm sanitize_norms; do
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool "$tool" "$PYTHON" "scripts/$script.py" > "$LOG/${script}_$tool.txt" 2>&1 || status=1
+      echo "$script $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/${script}_$tool.txt" | tail -1), $(tail -1 "$LOG/${script}_$tool.txt")"
+    done
+  done
+fi
+
+if [ ${#SUITES[@]} -gt 0 ] && [ -n "$built" ]; then
+  echo "== suites: ${SUITES[*]}"
+  # shellcheck disable=SC2086
+  timeout "${MEMOPT_BENCH_TIMEOUT:-1800}" \
+    "$PYTHON" -m torch_memopt.bench "${SUITES[@]}" ${MEMOPT_BENCH:-} --plot --out "$OUT/results" \
+    > "$LOG/bench.log" 2> "$LOG/bench.err" || status=1
+fi
+
+{
+  echo "===================== summary ====================="
+  head -2 "$LOG/env.txt" | tail -1
+  echo "build: ${build_s} s"
+  echo "pytest: ${tests_line}"
+  if [ -f "$LOG/bench.log" ]; then
+    grep -E "^== |took [0-9]+ s$|^not timed" "$LOG/bench.log" | awk '!seen[$0]++' | head -40
+    grep -E "^(Traceback|[A-Za-z]*Error)" "$LOG/bench.err" | head -5
+    echo "--- summary lines of bench.log"
+    grep -E "^[a-z0-9-]+: ours " "$LOG/bench.log"
+  fi
+} > "$OUT/summary.txt"
+tar -czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOG"
+tar -czf "$OUT/results.tgz" -C "$OUT/results" . && rm -rf "$OUT/results"
+cat "$OUT/summary.txt"
+exit $status

@@ -12,8 +12,9 @@ TORCH_SPEC=${TORCH_SPEC:-torch==2.14.1}
 
 echo "== installing ${TORCH_SPEC} and the test deps"
 "$PYTHON" -m pip install --quiet "$TORCH_SPEC" ninja "pytest>=7" numpy expecttest
-# The drop-in tests build small Hugging Face and timm models from configs (no download).
-"$PYTHON" -m pip install --quiet transformers timm
+# The drop-in tests and the e2e suite build small Hugging Face and timm models from
+# configs (no download); the plot tests draw with matplotlib.
+"$PYTHON" -m pip install --quiet transformers timm matplotlib
 # tests/test_cmake_build.py drives the LibTorch build; it needs cmake >= 3.18.
 command -v cmake >/dev/null || "$PYTHON" -m pip install --quiet cmake
 

@@ -1,4 +1,4 @@
-"""python -m torch_memopt.probe (issue 7): the parts that run without a GPU: the help,
+"""python -m torch_memopt.probe: the parts that run without a GPU: the help,
 the exit and message without a GPU, the claims' verdicts, the table and the JSON
 record. The probes themselves run on the H200 (tests/test_probes_gpu.py)."""
 
@@ -10,7 +10,7 @@ import torch
 
 from torch_memopt.probe import claims
 from torch_memopt.probe.__main__ import main, table
-from torch_memopt._json_safe import json_safe
+from torch_memopt.bench.results import json_safe
 
 
 def test_help_runs():

@@ -1,5 +1,5 @@
-"""Drop-in use on real architectures with random weights (tests/real_models.py): Hugging
-Face Llama (eager attention), GPT-2 and BERT, and timm ViT-B/16. Optimized against stock
+"""Drop-in use on real architectures with random weights (torch_memopt.bench.model_zoo):
+Hugging Face Llama (eager attention), GPT-2 and BERT, and timm ViT-B/16. Optimized against stock
 on the same input: cosine similarity of the outputs ≥ 0.999 and top-1 agreement of the
 logits ≥ 99%, through ``optimize_`` and through ``enable()``, with memopt calls counted.
 
@@ -27,7 +27,7 @@ import torch
 import torch_memopt
 from conftest import requires_cuda
 from memopt_calls import count_memopt_calls
-from real_models import BUILDERS
+from torch_memopt.bench.model_zoo import BUILDERS
 
 pytest.importorskip("transformers", reason="the real-model tests need transformers")
 pytest.importorskip("timm", reason="the real-model tests need timm")

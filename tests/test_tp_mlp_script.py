@@ -1,6 +1,6 @@
 """benchmarks/tp_mlp.py (a tensor-parallel MLP on memopt's linear, issue 6) under
 torchrun with 2 ranks on the CPU (gloo): the sharded output matches the unsharded one.
-On the H200 machines with two GPUs it runs with NCCL (scripts/gpu_issue6.sh)."""
+On a machine of two GPUs it runs with NCCL: torchrun --nproc_per_node=2 benchmarks/tp_mlp.py."""
 
 import os
 import subprocess

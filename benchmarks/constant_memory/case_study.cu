@@ -13,8 +13,8 @@
 //   ldg_weights   weights through __ldg, the read-only data cache (source: a
 //                 win over plain loads)
 //
-// Built with plain nvcc into a shared library that constant_memory.py loads
-// with ctypes (no torch extension build):
+// Built with plain nvcc into a shared library that the constant-memory suite
+// (torch_memopt/bench/suites/constant_memory.py) loads with ctypes, at run time:
 //   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -shared -Xcompiler -fPIC \
 //        benchmarks/constant_memory/case_study.cu -o /tmp/case_study.so
 //

@@ -5,7 +5,7 @@
 The library is benchmarks/tune/wgmma_configs.cu built with plain nvcc (its header
 gives the command). Each (splits, stages and k-boxes) is first checked against float64 at
 M = 7, N = 1000, K = 4096 and M = 64, N = 4096, K = 4096 (linear layout, bf16), then
-timed with triton.testing.do_bench (median, L2 flushed) at M in {1, 8, 16, 64},
+timed with the harness's kernel timer (median, L2 flushed: torch_memopt.bench.timing) at M in {1, 8, 16, 64},
 N in {4096, 11008}, K = 4096, F.linear (cuBLAS) in the same run.
 """
 
@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import sys
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+
+from torch_memopt.bench import results
+from torch_memopt.bench.environment import describe
+from torch_memopt.bench.timing import kernel_ms
 
 SPLITS = (0, 2, 4, 8)  # 0: the launcher's rule
 # (stages, k-boxes of 64 a stage) by launch_gemm_splitk_tuned's config number.
@@ -66,8 +69,6 @@ def main(argv=None) -> int:
     parser.add_argument("--library", required=True)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
-    from triton.testing import do_bench
-
     lib = load(args.library)
     configs = [(s, c) for c in STAGE_CONFIGS for s in SPLITS]
     good = []
@@ -86,11 +87,11 @@ def main(argv=None) -> int:
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
             w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
             out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-            cublas_ms = do_bench(lambda: F.linear(x, w), return_mode="median")
+            cublas_ms = kernel_ms(lambda: F.linear(x, w))
             line = [f"M={M:2d} N={N:5d} cuBLAS {cublas_ms * 1e3:6.1f} us"]
             for splits, stages in good:
                 run = runner(lib, splits, stages)
-                ms = do_bench(lambda: run(x, w, out), return_mode="median")
+                ms = kernel_ms(lambda: run(x, w, out))
                 records.append({"M": M, "N": N, "K": K, "splits": splits,
                                 "stages_boxes": STAGE_CONFIGS[stages],
                                 "ms": ms, "cublas_ms": cublas_ms, "vs_cublas": cublas_ms / ms,
@@ -99,8 +100,9 @@ def main(argv=None) -> int:
             line.append(f"best {cublas_ms / min(r['ms'] for r in records[-len(good):]):.2f}")
             print("  ".join(line), flush=True)
     if args.out:
-        Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(),
-                                              "configs": good, "records": records}, indent=1))
+        meta = describe(torch.device("cuda"))
+        document = {"meta": meta, "configs": good, "records": records}
+        results.write(Path(args.out), results.json_safe(document))
     return 0 if len(good) == len(configs) else 1
 
 

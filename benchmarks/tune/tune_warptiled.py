@@ -5,7 +5,7 @@
 Builds benchmarks/tune/warptiled_configs.cu with plain nvcc (no torch headers:
 about a minute) into a shared library, loads it with ctypes, checks every
 candidate against float64 once per size, then times each and cuBLAS (torch.mm,
-TF32 off) with triton.testing.do_bench (median, L2 flushed between calls).
+TF32 off) with the harness's kernel timer (median, L2 flushed: torch_memopt.bench.timing).
 The winner goes into warptiled::Tuned in csrc/gemm/kernels/v08_warptiled.cuh,
 with its figure in docs/perf-notes.md.
 """
@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import torch
-from triton.testing import do_bench
+
+from torch_memopt.bench import results
+from torch_memopt.bench.environment import describe
+from torch_memopt.bench.timing import kernel_ms
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "benchmarks" / "tune" / "warptiled_configs.cu"
@@ -66,7 +68,7 @@ def main(argv=None) -> int:
             w = torch.randn(N, K, device="cuda")
             out = torch.empty(M, N, device="cuda")
             stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-            cublas_ms = do_bench(lambda: torch.mm(a, b), return_mode="median")
+            cublas_ms = kernel_ms(lambda: torch.mm(a, b))
             ref = torch.mm(a.double(), b.double())
             ref_w = torch.mm(a.double(), w.double().t())
             print(f"{size}^3 cuBLAS {cublas_ms:.3f} ms = {flop / cublas_ms / 1e9:.1f} TFLOP/s", flush=True)
@@ -77,7 +79,7 @@ def main(argv=None) -> int:
                     assert run() == 0, f"launch failed: {name}"
                     err = (torch.linalg.vector_norm(out.double() - expect) /
                            torch.linalg.vector_norm(expect)).item()
-                    ms = do_bench(run, return_mode="median")
+                    ms = kernel_ms(run)
                     rec = {"size": size, "config": name, "b": "col" if col_major else "row",
                            "ms": ms, "tflops": flop / ms / 1e9, "cublas_ms": cublas_ms,
                            "vs_cublas": cublas_ms / ms, "rel_err": err}
@@ -85,8 +87,8 @@ def main(argv=None) -> int:
                     print(f"  {name:22s} b={rec['b']}  {ms:7.3f} ms  {rec['tflops']:5.1f} TFLOP/s  "
                           f"{rec['vs_cublas']:.3f}x cuBLAS  err {err:.1e}", flush=True)
     if args.out:
-        Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(),
-                                              "torch": torch.__version__, "records": records}, indent=1))
+        meta = describe(torch.device("cuda"))
+        results.write(Path(args.out), results.json_safe({"meta": meta, "records": records}))
     return 0
 
 

@@ -7,19 +7,22 @@ gives the command). Every variant is first checked against float64 on fresh rand
 inputs (tile-aligned and tail shapes, both B layouts, bf16 and fp16, bias + gelu),
 and run twice on the same inputs (a moving result is a race); a variant that fails
 is never timed. Then 4096^3 and 8192^3 in both layouts, bf16, with
-triton.testing.do_bench (median, L2 flushed), cuBLAS (torch.mm) in the same run.
+the harness's kernel timer (median, L2 flushed: torch_memopt.bench.timing), cuBLAS (torch.mm) in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import sys
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+
+from torch_memopt.bench import results
+from torch_memopt.bench.environment import describe
+from torch_memopt.bench.timing import kernel_ms
 
 GELU = 2  # memopt::Activation::gelu
 CHECK_SHAPES = [(128, 256, 64), (256, 512, 128), (130, 300, 200), (520, 1000, 1000),
@@ -81,8 +84,6 @@ def main(argv=None) -> int:
     parser.add_argument("--library", required=True)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
-    from triton.testing import do_bench
-
     lib = load(args.library)
     names = [lib.memopt_tune_name(i).decode() for i in range(lib.memopt_tune_count())]
     records = []
@@ -100,12 +101,12 @@ def main(argv=None) -> int:
             b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
             out = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
             peer = (lambda: torch.mm(a, b.t())) if k_major else (lambda: torch.mm(a, b))
-            cublas_ms = do_bench(peer, return_mode="median")
+            cublas_ms = kernel_ms(peer)
             for i, name in enumerate(names):
                 if not correct[i]:
                     continue
                 run = runner(lib, i)
-                ms = do_bench(lambda: run(a, b, k_major, None, 0, out), return_mode="median")
+                ms = kernel_ms(lambda: run(a, b, k_major, None, 0, out))
                 rec = {"size": n, "layout": "W [N,K]" if k_major else "b [K,N]", "variant": name,
                        "ms": ms, "tflops": flop / ms / 1e9, "cublas_ms": cublas_ms,
                        "vs_cublas": cublas_ms / ms}
@@ -113,9 +114,9 @@ def main(argv=None) -> int:
                 print(f"{n}^3 {rec['layout']:8s} {name:24s} {rec['tflops']:6.0f} TFLOP/s  "
                       f"cuBLAS {flop / cublas_ms / 1e9:6.0f}  {rec['vs_cublas']:.3f}x", flush=True)
     if args.out:
-        Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(),
-                                              "torch": torch.__version__, "correct": dict(zip(names, correct)),
-                                              "records": records}, indent=1))
+        meta = describe(torch.device("cuda"))
+        document = {"meta": meta, "correct": dict(zip(names, correct)), "records": records}
+        results.write(Path(args.out), results.json_safe(document))
     return 0 if all(correct) else 1
 
 

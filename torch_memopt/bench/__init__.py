@@ -1,23 +1,29 @@
-"""``python -m torch_memopt.bench``: time every torch_memopt op against the stock op.
+"""``python -m torch_memopt.bench [SUITE ...]``: the one benchmark harness of torch_memopt.
 
-For each op (gemm, linear, layer_norm, rms_norm, softmax), dtype and default shape,
-the bench times the stock PyTorch op and each requested variant of ours, in the same
-process on the same inputs, and reports the median time per call, the rate (TFLOP/s
-for gemm and linear, GB/s of bytes read and written for the rest; the formulas are in
-:mod:`.shapes`) and ``speedup_vs_stock`` = stock time / our time, so > 1 means ours
-is faster.
+Every suite times our kernels against the best stock path (cuBLAS through torch, eager,
+torch.compile, Liger-Kernel where importable) in the same process on the same inputs,
+checks every output against a float64 reference before timing it, and writes one
+record per (case, variant) to ``benchmarks/results/<suite>_<gpu>.json``;
+``ratio`` = the fastest peer's time / ours, > 1 meaning ours is faster. The default
+suite (``models``) runs every op at the layer shapes of real models.
 
-How it measures (details in :mod:`.harness`): ``torch.utils.benchmark.Timer`` with
-``blocked_autorange``, the median of its blocks, ``Compare`` for the first table. On
-CUDA the L2 is flushed by rotation: each call reads the next of several independent
-input sets, in turn, together at least twice the L2 size (clamped to 2..16 sets), for
-ours and stock alike; on CPU nothing is rotated. fp32 matmuls run with TF32 off, so
-the gemm peer is cuBLAS fp32.
-
-Modules, one job each: ``shapes`` (default shapes, FLOP and byte formulas), ``cases``
-(inputs, our call, the stock peer), ``harness`` (timing, L2 rotation), ``runner``
-(one case end to end), ``report`` (opening line, tables, JSON), ``progress`` (a
-stderr progress bar), ``cli`` (arguments and ``main``).
+One job a module:
+  timing       the timing core: flushed CUDA-event medians, the Timer cross-check,
+               whole-call latency, the copy ceiling
+  environment  the run's meta: GPU, driver, versions, commit, date
+  calls        what each op is: inputs, ours, stock, float64 reference, FLOP and bytes
+  peers        the peers as plug-ins (``@peer``)
+  case         a case and its implementations; ``make_case`` for a memopt op
+  runner       one case end to end: check, time, records
+  record       the record schema, best peer and ratio, geomean and worst
+  results      the JSON files
+  report       Compare, the records table (console, markdown), summary lines
+  plot         the PNG of a results document
+  readme       README.md's headline and docs/results.md, generated from the JSON
+  progress     the progress bar
+  model_zoo    real architectures with random weights (the e2e suite, the tests)
+  suites/      one module a suite; ``suites.SUITES`` lists them
+  cli          arguments and ``main``
 """
 from .cli import main
 

@@ -1,102 +1,77 @@
-"""The command line of ``python -m torch_memopt.bench``: arguments, then a plan of
-cases, then the run, then the report. ``main(argv)`` runs in-process for the tests.
-
-Every choice is checked before anything is timed, so a typo in ``--variant`` costs
-an error message, not minutes of timing followed by a crash.
+"""The command line of ``python -m torch_memopt.bench``: arguments, the suites' cases,
+the run, then per suite its JSON, its tables and its summary; ``main(argv)`` runs
+in-process for the tests. Every choice is checked before anything is timed, so a typo
+costs an error message, not minutes of timing followed by a crash.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+from pathlib import Path
 
 import torch
 
 import torch_memopt
 
-from . import cases, report, shapes
+from . import environment, peers, plot, report, results, timing
+from .calls import OPS
+from .peers import Unavailable
 from .progress import ProgressBar
-from .runner import Case, run_case
+from .runner import run_case
+from .suites import DEFAULT, SUITES, Context
 
+PROG = "python -m torch_memopt.bench"
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
-
-# Seconds each timing runs at least, by --quick. 0.5 s still gives two blocks for the
-# slowest naive CUDA call (an fp32 4096^3 gemm, about 0.3 s) and hundreds of calls for
-# the rest; 0.1 s keeps a CUDA --quick run over every op and dtype within a minute
-# (24 s on an H200 with cuBLAS-speed kernels standing in for ours).
-DEFAULT_MIN_RUN_TIME = {False: 0.5, True: 0.1}
+# Cross-check Timer seconds a call: long enough for a few blocks of a 10 ms call.
+CROSS_CHECK_S = 0.1
+QUICK_REP_MS = 30.0  # --quick: 30 ms of calls a median (still >= 10 calls)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    listing = "\n".join(f"  {name:<16} {module.TITLE}" for name, module in SUITES.items())
     parser = argparse.ArgumentParser(
-        prog="python -m torch_memopt.bench",
-        description=(
-            "Time each torch_memopt op against the stock PyTorch op on the same inputs "
-            "with torch.utils.benchmark, and report medians, TFLOP/s or GB/s and "
-            "speedup_vs_stock = stock time / ours (> 1: ours is faster)."
-        ),
-        epilog=(
-            "Peers: gemm torch.mm (cuBLAS, TF32 off), linear F.linear, layer_norm "
-            "F.layer_norm, rms_norm F.rms_norm, softmax torch.softmax. On CUDA each call "
-            "reads the next of several input sets, together over twice the L2 size, so "
-            "neither side is timed from cache. Without a GPU the CPU reference kernels "
-            "are timed on tiny shapes."
-        ),
-    )
-    parser.add_argument(
-        "--op", action="append", metavar="OP",
-        help=f"op to time: {', '.join(shapes.OPS)}; repeatable or comma-separated (default: all)",
-    )
-    parser.add_argument(
-        "--dtype", action="append", metavar="DTYPE",
-        help=f"{', '.join(DTYPES)} (or fp32, fp16, bf16); repeatable or comma-separated "
-        "(default: all three)",
-    )
-    parser.add_argument(
-        "--variant", action="append", metavar="NAME",
-        help="variant of ours to time, from torch_memopt.variants(op, device), or 'all' "
-        "for every one; repeatable or comma-separated (default: auto)",
-    )
-    parser.add_argument(
-        "--device", metavar="DEVICE",
-        help="cpu, cuda or cuda:N (default: cuda if available, else cpu)",
-    )
-    parser.add_argument(
-        "--quick", action="store_true",
-        help=f"fewer, smaller shapes and --min-run-time {DEFAULT_MIN_RUN_TIME[True]:g}",
-    )
-    parser.add_argument(
-        "--min-run-time", type=float, metavar="SECONDS",
-        help="least time spent timing each call, in seconds "
-        f"(default: {DEFAULT_MIN_RUN_TIME[False]:g}; with --quick {DEFAULT_MIN_RUN_TIME[True]:g})",
-    )
-    parser.add_argument("--out", metavar="PATH", help="also write the results as JSON to PATH")
+        prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Time torch_memopt's kernels against the best stock path (cuBLAS, eager, "
+                    "torch.compile, Liger-Kernel) on the same inputs, and write the records as "
+                    "JSON. ratio (× best) = the fastest peer's time / ours: > 1, ours is faster.",
+        epilog=f"suites (default {DEFAULT}):\n{listing}\n\nTiming: torch_memopt/bench/timing.py.")
+    parser.add_argument("suites", nargs="*", metavar="SUITE",
+                        help=f"suites to run, or 'all' (default: {DEFAULT})")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer, smaller cases and shorter timing (the default suite: "
+                             "under a minute on an H200)")
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available)")
+    parser.add_argument("--dtype", action="append", metavar="DTYPE",
+                        help="keep these dtypes: float32, float16, bfloat16 (fp32, fp16, bf16)")
+    parser.add_argument("--op", action="append", metavar="OP", help="keep these ops (e2e: models)")
+    parser.add_argument("--variant", action="append", metavar="NAME",
+                        help="our variants to time, or 'all' (default: each suite's own)")
+    parser.add_argument("--peers", action="append", metavar="NAME",
+                        help=f"keep these peers, of {', '.join(peers.PEERS)}")
+    parser.add_argument("--out", type=Path, default=results.DEFAULT_DIR, metavar="DIR",
+                        help="folder of the results JSON (default: benchmarks/results)")
+    parser.add_argument("--no-save", action="store_true", help="write no JSON")
+    parser.add_argument("--plot", action="store_true", help="also draw each suite's PNG")
+    check = parser.add_mutually_exclusive_group()
+    check.add_argument("--cross-check", dest="cross_check", action="store_true", default=None,
+                       help="also time with torch.utils.benchmark.Timer (default without --quick)")
+    check.add_argument("--no-cross-check", dest="cross_check", action="store_false")
+    parser.add_argument("--rep-ms", type=float, default=None,
+                        help=f"ms of timed calls a median (default {timing.DEFAULT_REP_MS:g}; "
+                             f"--quick {QUICK_REP_MS:g})")
+    parser.add_argument("--list", action="store_true", help="list the suites and exit")
     return parser
 
 
-def _listed(values: list[str] | None) -> list[str]:
+def listed(values: list[str] | None) -> list[str]:
     """Flatten repeated and comma-separated values, in order, without duplicates."""
     names = [name.strip() for value in values or [] for name in value.split(",")]
     return list(dict.fromkeys(name for name in names if name))
 
 
-def _choose_ops(parser: argparse.ArgumentParser, given: list[str] | None) -> list[str]:
-    ops = _listed(given) or list(shapes.OPS)
-    for op in ops:
-        if op not in shapes.OPS:
-            parser.error(f"--op {op!r} is not a benchmarked op; choose from {', '.join(shapes.OPS)}")
-    return ops
-
-
-def _choose_dtypes(parser: argparse.ArgumentParser, given: list[str] | None) -> list[torch.dtype]:
-    names = [DTYPE_ALIASES.get(name, name) for name in _listed(given)] or list(DTYPES)
-    for name in names:
-        if name not in DTYPES:
-            parser.error(f"--dtype {name!r} is not supported; choose from {', '.join(DTYPES)}")
-    return [DTYPES[name] for name in dict.fromkeys(names)]
-
-
-def _choose_device(parser: argparse.ArgumentParser, given: str | None) -> torch.device:
+def choose_device(parser: argparse.ArgumentParser, given: str | None) -> torch.device:
     if given is None:
         given = "cuda" if torch.cuda.is_available() else "cpu"
     try:
@@ -115,90 +90,133 @@ def _choose_device(parser: argparse.ArgumentParser, given: str | None) -> torch.
     return torch.device("cuda", index)
 
 
-def _choose_variants(
-    parser: argparse.ArgumentParser, ops: list[str], given: list[str] | None, device: torch.device
-) -> dict[str, tuple[str, ...]]:
-    """Per op, the variants to time: each named one must run on ``device``."""
-    requested = _listed(given) or ["auto"]
-    chosen = {}
-    for op in ops:
-        available = list(torch_memopt.variants(op, device))
-        if not available:
-            parser.error(
-                f"this torch_memopt build cannot run {op} on {device.type}: "
-                f"torch_memopt.variants({op!r}, {device.type!r}) is empty"
-            )
-        if "all" in requested:
-            chosen[op] = tuple(available)
+def make_context(parser: argparse.ArgumentParser, args, device: torch.device) -> Context:
+    dtypes = [DTYPE_ALIASES.get(name, name) for name in listed(args.dtype)]
+    for name in dtypes:
+        if name not in DTYPES:
+            parser.error(f"--dtype {name!r} is not supported; choose from {', '.join(DTYPES)}")
+    for name in listed(args.peers):
+        if name not in peers.PEERS:
+            parser.error(f"--peers {name!r} is not a peer; choose from {', '.join(peers.PEERS)}")
+    return Context(device=device, quick=args.quick,
+                   dtypes=[DTYPES[n] for n in dtypes] or None, ops=listed(args.op) or None,
+                   variants=listed(args.variant) or None, peers=listed(args.peers) or None)
+
+
+def choose_suites(parser: argparse.ArgumentParser, given: list[str]) -> list[str]:
+    names = listed(given) or [DEFAULT]
+    if "all" in names:
+        return list(SUITES)
+    for name in names:
+        if name not in SUITES:
+            parser.error(f"suite {name!r} does not exist; choose from {', '.join(SUITES)} or all")
+    return names
+
+
+def plan(names: list[str], ctx: Context) -> dict[str, list | str]:
+    """Each suite's cases, or why it cannot run here; ValueError for a ``--variant`` that
+    no case of a suite has, before anything is timed."""
+    planned: dict[str, list | str] = {}
+    for name in names:
+        try:
+            planned[name] = SUITES[name].cases(ctx)
+        except Unavailable as exc:
+            planned[name] = str(exc)
             continue
-        for name in requested:
-            if name not in available:
-                parser.error(
-                    f"--variant {name!r} is not a {op} variant on {device.type}; "
-                    f"torch_memopt.variants({op!r}, {device.type!r}) lists "
-                    f"{', '.join(available)} (or give 'all', or narrow --op)"
-                )
-        chosen[op] = tuple(requested)
-    return chosen
+        offered = {impl.name for case in planned[name] for impl in case.impls if impl.kind == "ours"}
+        offered |= {v for op in {case.op for case in planned[name]} if op in OPS
+                    for v in torch_memopt.variants(op, ctx.device)}
+        unknown = [v for v in ctx.variants or [] if v != "all" and v not in offered]
+        if unknown and planned[name]:
+            raise ValueError(f"--variant {', '.join(unknown)}: suite {name} has no such variant "
+                             f"here; it has {', '.join(sorted(offered))}")
+    return planned
 
 
-def plan(
-    ops: list[str],
-    dtypes: list[torch.dtype],
-    variants: dict[str, tuple[str, ...]],
-    device: torch.device,
-    quick: bool,
-) -> list[Case]:
-    return [
-        Case(op, dtype, shape, variants[op])
-        for op in ops
-        for dtype in dtypes
-        for shape in shapes.default_shapes(op, device.type, quick)
-    ]
+def run_suite(module, todo: list, ctx: Context, meta: dict, args) -> list[dict]:
+    """Run one suite's cases: its records, as dicts."""
+    print(f"\n== {module.NAME}: {module.TITLE} ({len(todo)} cases)", flush=True)
+    rep_ms = args.rep_ms or (QUICK_REP_MS if args.quick else timing.DEFAULT_REP_MS)
+    timer = timing.KernelTimer(ctx.device, rep_ms)
+    cross = args.cross_check if args.cross_check is not None else not args.quick
+    bar = ProgressBar(total=sum(len(c.impls) for c in todo))
+    started = time.monotonic()
+    records, measurements = [], []
+    try:
+        for case in todo:
+            with torch.inference_mode():
+                case_records, outcomes = run_case(case, timer, copy_gbps=meta["copy_gbps"],
+                                                  cross_check_s=CROSS_CHECK_S if cross else None,
+                                                  progress=bar.step)
+            records += [r.as_dict() for r in case_records]
+            sub_label = f"{'x'.join(map(str, case.shape.values()))} {case.label}".strip()
+            measurements += [report.measurement(f"{case.op} {case.dtype}", sub_label, name, o.samples_us)
+                             for name, o in outcomes.items() if o.samples_us]
+            if ctx.cuda:
+                torch.cuda.empty_cache()
+    finally:
+        bar.close()
+    if hasattr(module, "finish"):
+        module.finish(records)
+    sections = module.sections(ctx) if hasattr(module, "sections") else {}
+    extra = getattr(module, "COLUMNS", [])
+    variant = getattr(module, "SUMMARY_VARIANT", "auto")
+    print(report.compare_table(measurements))
+    print(report.aligned(records, extra, getattr(module, "LAYOUT", "records"), variant or "auto"))
+    for line in report.not_run_lines(records):
+        print(f"not timed: {line}")
+    for line in report.summary_lines(records, variant):
+        print(line)
+    print(f"{module.NAME} took {time.monotonic() - started:.0f} s", flush=True)
+    if not args.no_save:
+        suite_meta = {**meta, "suite": module.NAME, "quick": args.quick, "rep_ms": rep_ms,
+                      "cross_check": cross, "wall_s": round(time.monotonic() - started, 1)}
+        path = args.out / results.file_name(module.NAME, meta["gpu_slug"], args.quick)
+        doc = results.document(module.NAME, suite_meta, records, sections)
+        print(f"wrote {results.write(path, doc)}", file=sys.stderr)
+        if args.plot:
+            drawn = plot.draw(doc, path.with_suffix(".png"))
+            print(f"wrote {drawn}" if drawn else "no plot: matplotlib is missing", file=sys.stderr)
+    return records
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    ops = _choose_ops(parser, args.op)
-    dtypes = _choose_dtypes(parser, args.dtype)
-    device = _choose_device(parser, args.device)
-    variants = _choose_variants(parser, ops, args.variant, device)
-    min_run_time = args.min_run_time
-    if min_run_time is None:
-        min_run_time = DEFAULT_MIN_RUN_TIME[args.quick]
-    elif min_run_time <= 0:
-        parser.error(f"--min-run-time must be positive, got {min_run_time:g}")
+    if args.list:
+        print(parser.epilog.split("\n\n")[0])
+        return 0
+    if args.rep_ms is not None and args.rep_ms <= 0:
+        parser.error(f"--rep-ms must be positive, got {args.rep_ms:g}")
+    names = choose_suites(parser, args.suites)
+    device = choose_device(parser, args.device)
+    ctx = make_context(parser, args, device)
     if device.type == "cuda":
-        # The Timer synchronizes the current device; make it the one we time.
-        torch.cuda.set_device(device)
-
-    meta = report.environment(device, quick=args.quick, min_run_time=min_run_time)
-    print(report.opening_line(meta), flush=True)
-    print(report.method_line(meta), flush=True)
-
-    todo = plan(ops, dtypes, variants, device, args.quick)
-    progress = ProgressBar(total=sum(1 + len(case.variants) for case in todo))
-    measurements, results = [], []
+        torch.cuda.set_device(device)  # the Timer synchronizes the current device
     try:
-        with cases.fp32_matmul_without_tf32():
-            for case in todo:
-                case_measurements, case_results = run_case(
-                    case, device,
-                    min_run_time=min_run_time,
-                    l2_bytes=meta["l2_bytes"] or 0,
-                    before_each_timer=progress.step,
-                )
-                measurements += case_measurements
-                results += case_results
-    finally:
-        progress.close()
-
+        planned = plan(names, ctx)
+    except ValueError as exc:
+        parser.error(str(exc))
+    meta = environment.describe(device)
+    print(f"{PROG}: {environment.opening_line(meta)}", flush=True)
+    meta["copy_gbps"] = timing.copy_gbps(device)
+    meta["argv"] = list(sys.argv[1:] if argv is None else argv)
+    meta["timing"] = ("median of per-call CUDA-event times, L2 flushed (256 MiB zeroed) before "
+                      "each call" if device.type == "cuda" else "median of perf_counter per call")
+    if meta["copy_gbps"]:
+        print(f"{PROG}: device-to-device copy {meta['copy_gbps']:,.0f} GB/s (read + written): "
+              "the bandwidth ceiling of % copy", flush=True)
+    summaries, wrong = [], False
+    for name, todo in planned.items():
+        if isinstance(todo, str):
+            print(f"\n== {name}: not run here: {todo}", flush=True)
+            continue
+        records = run_suite(SUITES[name], todo, ctx, meta, args)
+        variant = getattr(SUITES[name], "SUMMARY_VARIANT", "auto")
+        summaries.append(f"{name}: {report.summary_line(records, variant)}")
+        wrong = wrong or any(r["status"] == "wrong" for r in records)
     print()
-    print(report.compare_table(measurements))
-    print(report.summary_table(results), flush=True)
-    report.warn_disagreements(results)
-    if args.out:
-        report.write_json(args.out, meta, results)
-        print(f"{report.PROG}: wrote {args.out}", file=sys.stderr)
-    return 0
+    for line in summaries:
+        print(line)
+    return 1 if wrong else 0
+

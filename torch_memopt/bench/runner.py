@@ -1,124 +1,132 @@
-"""One bench case, an (op, dtype, shape): build its input sets, check that ours agrees
-with stock, time stock once and each requested variant of ours, and make the records.
+"""One case end to end: one input set, the float64 reference, every implementation built
+and checked against it, the correct ones timed, then the records.
 
-The agreement check runs before any timing, on the first input set, and doubles as a
-warm-up. A fast kernel that computes the wrong thing is no speedup, so each record
-carries ``max_rel_err_vs_stock`` = max|ours - stock| / max|stock|, and the report flags
-records above ``AGREEMENT_TOLERANCE``. The tolerances are loose on purpose, a few
-output ulps of the dtype at these sizes: the tests hold the accuracy contract against
-float64 references; this only catches a bench that times a broken kernel.
+The check runs before any timing on the first input set and doubles as the warm-up
+(lazy module loads, cuBLAS handles, Triton and Inductor compiles). A call over the
+case's tolerance is never timed: a fast kernel that computes the wrong thing is no
+speed-up, so its record reads "wrong" with its error, and a wrong peer is left out of
+the best peer with a note. A call that raises is recorded ("skipped" for a peer that
+cannot run here or a rung that does not take the dtype, "error" otherwise) and the run
+goes on. Peers run first, so a case without a float64 reference (a whole model) checks
+ours against the first peer's output.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
-import torch
-from torch.utils.benchmark import Measurement
-
-from . import cases, harness, shapes
-
-AGREEMENT_TOLERANCE = {torch.float32: 1e-3, torch.float16: 1e-2, torch.bfloat16: 3e-2}
-
-
-@dataclass(frozen=True)
-class Case:
-    op: str
-    dtype: torch.dtype
-    shape: dict[str, int]
-    variants: tuple[str, ...]
+from . import timing
+from .case import Case
+from .peers import Unavailable
+from .record import Record, finish
 
 
 @dataclass
-class Result:
-    """One row of the summary and of the JSON ``results`` list."""
+class Outcome:
+    """What one implementation did at a case."""
 
-    op: str
-    dtype: str
-    shape: dict[str, int]
-    variant: str
-    stock: str
-    ours_ms: float
-    stock_ms: float
-    ours_rate: float
-    stock_rate: float
-    rate_unit: str
-    speedup_vs_stock: float
-    max_rel_err_vs_stock: float | None
-    input_sets: int
-
-    @property
-    def agrees_with_stock(self) -> bool:
-        tolerance = AGREEMENT_TOLERANCE[getattr(torch, self.dtype)]
-        return self.max_rel_err_vs_stock is not None and self.max_rel_err_vs_stock <= tolerance
+    status: str = "ok"
+    reason: str | None = None
+    rel_err: float | None = None
+    samples_us: tuple[float, ...] = ()
+    us: float | None = None
+    check_us: float | None = None
+    fn: Callable | None = field(default=None, repr=False)
 
 
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
+def first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
-def max_relative_error(ours_out: torch.Tensor, stock_out: torch.Tensor) -> float | None:
-    """max|ours - stock| / max|stock| in fp32; None when not finite (NaN, inf, bad shape)."""
-    if ours_out.shape != stock_out.shape:
-        return None
-    reference = stock_out.float()
-    scale = reference.abs().max().clamp_min(torch.finfo(torch.float32).tiny)
-    error = ((ours_out.float() - reference).abs().max() / scale).item()
-    return error if math.isfinite(error) else None
+def _checked(case: Case, impl, inputs: tuple, ref) -> tuple[Outcome, object]:
+    """Build ``impl``, call it once and judge its output; (outcome, output)."""
+    outcome = Outcome()
+    try:
+        fn = impl.build()
+        out = fn(*inputs)
+    except (Unavailable, TypeError) as exc:  # a TypeError: a rung refusing the dtype
+        outcome.status, outcome.reason = "skipped", first_line(exc)
+        return outcome, None
+    except Exception as exc:
+        outcome.status, outcome.reason = "error", first_line(exc)
+        return outcome, None
+    outcome.fn = fn
+    if ref is not None:
+        outcome.rel_err = case.error(out, ref)
+        if not outcome.rel_err <= case.tolerance:
+            outcome.status = "wrong"
+            outcome.reason = f"relative error {outcome.rel_err:.2e} above {case.tolerance:g}"
+    return outcome, out
 
 
-def run_case(
-    case: Case,
-    device: torch.device,
-    *,
-    min_run_time: float,
-    l2_bytes: int,
-    before_each_timer: Callable[[str], None],
-) -> tuple[list[Measurement], list[Result]]:
-    """Time ``case``; ``before_each_timer`` gets a one-line description of each timing."""
-    op_case = cases.CASES[case.op]
-    first_set = op_case.make_inputs(case.shape, case.dtype, device)
-    set_count = harness.input_set_count(cases.input_bytes(first_set), l2_bytes)
-    input_sets = [first_set] + [
-        op_case.make_inputs(case.shape, case.dtype, device) for _ in range(set_count - 1)
-    ]
-    ours_fns = {variant: cases.ours(case.op, variant) for variant in case.variants}
+def _time_kernels(case: Case, outcomes: dict[str, Outcome], inputs: tuple,
+                  timer: timing.KernelTimer, cross_check_s: float | None) -> None:
+    timed = {name: o for name, o in outcomes.items() if o.status == "ok"}
+    for outcome in timed.values():
+        result = timer.time(lambda fn=outcome.fn: fn(*inputs))
+        outcome.samples_us, outcome.us = result.samples_us, result.median_us
+    if not cross_check_s or not timed or not case.rotates:
+        return
+    wanted = timing.input_set_count(timing.input_bytes(inputs), timing.l2_cache_bytes(timer.device))
+    sets = [inputs] + [case.make_inputs() for _ in range(wanted - 1)]
+    for outcome in timed.values():
+        outcome.check_us = timing.timer_us(outcome.fn, sets, cross_check_s)
 
-    stock_out = op_case.stock(*first_set)
-    errors = {v: max_relative_error(fn(*first_set), stock_out) for v, fn in ours_fns.items()}
-    del stock_out
 
-    dtype = dtype_name(case.dtype)
-    shape = shapes.shape_text(case.shape)
-    where = dict(label=case.op, sub_label=f"{dtype} {shape}", min_run_time=min_run_time)
+def _time_latency(case: Case, outcomes: dict[str, Outcome], device: str) -> None:
+    timed = {name: o for name, o in outcomes.items() if o.status == "ok"}
+    if not timed:
+        return
+    medians = timing.interleaved_median_ms({name: o.fn for name, o in timed.items()},
+                                           case.extra.get("reps", 20), device)
+    for name, ms in medians.items():
+        timed[name].us = ms * 1e3
+        timed[name].samples_us = (ms * 1e3,)
 
-    before_each_timer(f"{case.op} {dtype} {shape} {op_case.stock_name}")
-    stock_timing = harness.time_call(op_case.stock, input_sets, description=op_case.stock_name, **where)
-    measurements = [stock_timing]
-    for variant, fn in ours_fns.items():
-        before_each_timer(f"{case.op} {dtype} {shape} memopt {variant}")
-        measurements.append(
-            harness.time_call(fn, input_sets, description=f"memopt {variant}", **where)
-        )
 
-    amount, unit = shapes.work(case.op, case.shape, case.dtype)
-    results = [
-        Result(
-            op=case.op,
-            dtype=dtype,
-            shape=dict(case.shape),
-            variant=variant,
-            stock=op_case.stock_name,
-            ours_ms=ours_timing.median * 1e3,
-            stock_ms=stock_timing.median * 1e3,
-            ours_rate=shapes.rate(amount, unit, ours_timing.median),
-            stock_rate=shapes.rate(amount, unit, stock_timing.median),
-            rate_unit=unit,
-            speedup_vs_stock=stock_timing.median / ours_timing.median,
-            max_rel_err_vs_stock=errors[variant],
-            input_sets=set_count,
-        )
-        for variant, ours_timing in zip(case.variants, measurements[1:])
-    ]
-    return measurements, results
+def run_case(case: Case, timer: timing.KernelTimer, *, copy_gbps: float | None = None,
+             cross_check_s: float | None = None,
+             progress: Callable[[str], None] = lambda what: None) -> tuple[list[Record], dict]:
+    """Records for every variant of ours at ``case``, and every implementation's outcome
+    by name (its samples feed the Compare table)."""
+    outcomes: dict[str, Outcome] = {}
+    with case.context():
+        inputs = case.make_inputs()
+        ref = case.reference(inputs) if case.reference else None
+        for impl in sorted(case.impls, key=lambda i: i.kind != "peer"):
+            progress(f"{case.title} {impl.name}")
+            outcome, out = _checked(case, impl, inputs, ref)
+            if ref is None and outcome.status == "ok":
+                ref = out  # the first peer's output is the reference
+            outcomes[impl.name] = outcome
+            del out
+        del ref
+        if case.timing == "latency":
+            _time_latency(case, outcomes, timer.device.type)
+        else:
+            _time_kernels(case, outcomes, inputs, timer, cross_check_s)
+        del inputs
+    return _records(case, outcomes, copy_gbps), outcomes
+
+
+def _records(case: Case, outcomes: dict[str, Outcome], copy_gbps: float | None) -> list[Record]:
+    kinds = {impl.name: impl.kind for impl in case.impls}
+    peer_names = [name for name in outcomes if kinds[name] == "peer"]
+    peers = {name: outcomes[name].us for name in peer_names}
+    notes = {name: outcomes[name].reason for name in peer_names if outcomes[name].reason}
+    records = []
+    for name, outcome in outcomes.items():
+        if kinds[name] != "ours":
+            continue
+        check = None
+        if outcome.check_us is not None:
+            check = {"ours_us": outcome.check_us,
+                     "peers": {p: outcomes[p].check_us for p in peer_names}}
+        record = Record(
+            suite=case.suite, op=case.op, dtype=case.dtype, shape=dict(case.shape), variant=name,
+            label=case.label, options=dict(case.options), ours_us=outcome.us, peers=dict(peers),
+            flop=case.flop, bytes=case.bytes, rel_err=outcome.rel_err, status=outcome.status,
+            reason=outcome.reason, notes=dict(notes), check=check, extra=dict(case.extra))
+        records.append(finish(record, copy_gbps))
+    return records

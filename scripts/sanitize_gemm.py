@@ -1,0 +1,115 @@
+"""The tensor-core GEMM rungs under NVIDIA Compute Sanitizer: each rung once per case,
+small shapes, so a sanitized run (kernels ~100x slower) takes seconds.
+
+    compute-sanitizer --tool memcheck  python scripts/sanitize_gemm.py
+    compute-sanitizer --tool racecheck python scripts/sanitize_gemm.py
+    compute-sanitizer --tool synccheck python scripts/sanitize_gemm.py
+
+Cases, bfloat16, for each of wgmma, splitk, gemv and mma that ``torch_memopt.variants`` lists:
+one tile-aligned shape and one with tails in M, N (and K for gemv), in two layouts:
+``gemm`` (b [K, N] row-major) and ``linear`` (weight [N, K], with a bias and gelu, so
+the epilogue runs too); wgmma also gets a K % 8 != 0 case (its launcher re-lays the
+operands into an aligned copy before TMA). Each case synchronizes, so a fault is
+reported against it, and is checked against a float64 reference computed on the CPU
+(so the sanitizer sees only our kernels and the input fills). One line per case.
+
+The CUDA caching allocator is switched off (``PYTORCH_NO_CUDA_MEMORY_CACHING=1``, set
+before torch is imported, unless the caller set it): memcheck can then see a read or
+write past the end of each tensor instead of landing in the allocator's slack.
+
+Exit status: 0 all correct; 1 a wrong result or a raised error; 2 nothing to run
+(no GPU, a build without CUDA, or none of the rungs available).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+RUNGS = ("wgmma", "splitk", "gemv", "mma")
+TOLERANCE = 1e-2  # relative Frobenius error, bfloat16 output
+# (label, M, N, K) per rung: 128x256 and 256x128 tiles see whole tiles at 256x256x128;
+# 130x200x72 leaves tails in M and N (K a multiple of 8: TMA reads it directly).
+# gemv and splitk are for M <= 64: 16 rows aligned, 3 rows with N and K tails.
+SHAPES = {
+    "wgmma": [("aligned", 256, 256, 128), ("tails", 130, 200, 72), ("K % 8 != 0", 130, 200, 71)],
+    "mma": [("aligned", 256, 256, 128), ("tails", 130, 200, 72)],
+    "gemv": [("aligned", 16, 256, 128), ("tails", 3, 200, 72)],
+    # 64 rows x 1024 k: 4 splits in a cluster at N = 256 (4 row tiles); tails: 3
+    # tokens, 200 rows, k 72 (a k-tile tail), one split.
+    "splitk": [("aligned", 16, 256, 1024), ("tails", 3, 200, 72)],
+}
+LAYOUTS = ("gemm", "linear")
+
+
+def run_case(rung: str, layout: str, m: int, n: int, k: int) -> float:
+    """Our output's relative Frobenius error against float64 for one fresh input set."""
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    if layout == "gemm":
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        out = torch.ops.memopt.gemm(a, b, variant=rung)
+        torch.cuda.synchronize()
+        ref = a.cpu().double() @ b.cpu().double()
+    else:
+        weight = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+        out = torch.ops.memopt.linear(a, weight, bias, activation="gelu", variant=rung)
+        torch.cuda.synchronize()
+        ref = F.gelu(F.linear(a.cpu().double(), weight.cpu().double(), bias.cpu().double()))
+    out = out.cpu().double()
+    if out.shape != ref.shape or not torch.isfinite(out).all():
+        return float("inf")
+    return float(torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--rungs", default=",".join(RUNGS),
+                        help="comma-separated subset of wgmma, gemv, mma (default: all)")
+    args = parser.parse_args(argv)
+
+    import torch_memopt
+
+    if not (torch.cuda.is_available() and torch_memopt.built_with_cuda()):
+        print("sanitize_gemm.py needs a CUDA GPU and a torch_memopt build with CUDA", flush=True)
+        return 2
+    listed = torch_memopt.variants("gemm", "cuda")
+    wanted = [r.strip() for r in args.rungs.split(",") if r.strip()]
+    rungs = [r for r in RUNGS if r in wanted and r in listed]
+    for rung in wanted:
+        if rung not in listed:
+            print(f"{rung:<6} skipped: not in torch_memopt.variants('gemm', 'cuda') "
+                  f"({', '.join(listed)})", flush=True)
+    if not rungs:
+        print("nothing to run", flush=True)
+        return 2
+    torch.manual_seed(0)
+    failures = 0
+    for rung in rungs:
+        for label, m, n, k in SHAPES[rung]:
+            for layout in LAYOUTS:
+                started = time.monotonic()
+                try:
+                    error = run_case(rung, layout, m, n, k)
+                    ok = error <= TOLERANCE
+                    result = f"rel err {error:.1e} " + ("ok" if ok else f"WRONG (> {TOLERANCE:g})")
+                except Exception as exc:  # report and go on: the next case may still run
+                    ok = False
+                    first = (str(exc).strip().splitlines() or [""])[0]
+                    result = f"ERROR {type(exc).__name__}: {first}"
+                failures += not ok
+                shape = f"{m}x{n}x{k}"
+                print(f"{rung:<6} {layout:<7} {label:<10} {shape:<12} {result}  "
+                      f"({time.monotonic() - started:.1f} s)", flush=True)
+    print(f"{failures} of the cases failed" if failures else "all cases correct", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

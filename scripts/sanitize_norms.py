@@ -1,0 +1,77 @@
+"""The norm and softmax rungs under NVIDIA Compute Sanitizer: every CUDA variant of
+layer_norm, rms_norm, softmax and the fused add_layer_norm / add_rms_norm once per
+case, small shapes, so a sanitized run takes seconds.
+
+    compute-sanitizer --tool memcheck  python scripts/sanitize_norms.py
+    compute-sanitizer --tool racecheck python scripts/sanitize_norms.py
+
+Widths: 33 (no whole 16-byte pack: the fallbacks), 197 and 500 (softmax
+warp_per_row's 8- and 16-element caches), 1000 (several rows a block), 4096,
+12288 (8 fp32 packs a thread), 30000 (past the shared-memory caches; fp32 past
+the registers: the re-read paths), 65536 (the cluster rungs with 512-thread CTAs)
+and 200000 (softmax's cluster rung with 1024-thread CTAs; past the norm cluster's
+registers). bfloat16 input at every width, float32 at the widths whose paths
+differ for it (8-pack threads, the re-read paths, the clusters); a contiguous
+input and a row-strided view of a wider tensor at each. The caching allocator is off
+(PYTORCH_NO_CUDA_MEMORY_CACHING=1) so memcheck sees the end of every tensor.
+Exit 0 when all ran, 2 without a GPU.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ.setdefault("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
+
+import torch  # noqa: E402
+
+WIDTHS = {
+    torch.bfloat16: (33, 197, 500, 1000, 4096, 12288, 30000, 65536, 200000),
+    torch.float32: (12288, 30000, 65536, 200000),
+}
+
+
+def cases(n: int, dtype: torch.dtype):
+    """(label, x): a contiguous input and a row-strided view of a wider one."""
+    yield "contiguous", torch.randn(5, n, device="cuda", dtype=dtype)
+    yield "row-strided", torch.randn(3, n + 8, device="cuda", dtype=dtype)[:, :n]
+
+
+def run(op: str, variant: str, x: torch.Tensor) -> None:
+    import torch_memopt
+
+    n = x.shape[-1]
+    w = torch.randn(n, device="cuda", dtype=x.dtype)
+    if op == "layer_norm":
+        torch_memopt.layer_norm(x, [n], w, w, variant=variant)
+    elif op == "rms_norm":
+        torch_memopt.rms_norm(x, [n], w, variant=variant)
+    elif op == "softmax":
+        torch_memopt.softmax(x, -1, variant=variant)
+    elif op == "add_layer_norm":
+        torch_memopt.add_layer_norm(x, torch.randn_like(x), [n], w, w, variant=variant)
+    else:
+        torch_memopt.add_rms_norm(x, torch.randn_like(x), [n], w, variant=variant)
+    torch.cuda.synchronize()
+
+
+def main() -> int:
+    if not torch.cuda.is_available():
+        print("sanitize_norms.py needs a CUDA GPU")
+        return 2
+    import torch_memopt
+
+    count = 0
+    for op in ("layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm"):
+        for variant in torch_memopt.variants(op, "cuda"):
+            for dtype, widths in WIDTHS.items():
+                for n in widths:
+                    for label, x in cases(n, dtype):
+                        run(op, variant, x)
+                        count += 1
+    print(f"{count} cases ran")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

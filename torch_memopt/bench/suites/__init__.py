@@ -1,0 +1,60 @@
+"""The suites of ``python -m torch_memopt.bench``: one module each, found by name.
+
+A suite module has ``NAME``, ``TITLE`` (one line) and ``ABOUT`` (the paragraph that
+introduces its table in docs/results.md), and ``cases(ctx) -> list[Case]``. Optional:
+``COLUMNS`` (extra table columns), ``SUMMARY_VARIANT`` (the variant its summary line
+judges; "auto" unless set; None: every one), ``LAYOUT`` ("records": a row a record, the
+default; "cases": a row a case, every variant's time side by side), ``finish(records)`` (figures across a case's variants, such
+as speed-up over naive) and ``sections(ctx) -> dict`` (suite-wide tables for the JSON).
+A new benchmark is a new module here plus a line in ``SUITES``, never a new harness.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+import torch_memopt
+
+from . import add_norm, constant_memory, e2e, gemm_ladder, models, norms, ops, tensor_core
+
+SUITES = {module.NAME: module for module in
+          (models, ops, gemm_ladder, tensor_core, norms, add_norm, constant_memory, e2e)}
+DEFAULT = models.NAME
+
+
+@dataclass
+class Context:
+    """What the command line asked of every suite: the device, --quick, and the filters
+    (None: the suite's own choice)."""
+
+    device: torch.device
+    quick: bool
+    dtypes: list[torch.dtype] | None = None
+    ops: list[str] | None = None
+    variants: list[str] | None = None
+    peers: list[str] | None = None
+
+    @property
+    def cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def pick_dtypes(self, default: list[torch.dtype]) -> list[torch.dtype]:
+        return [d for d in default if d in self.dtypes] if self.dtypes else list(default)
+
+    def wants_op(self, op: str) -> bool:
+        return self.ops is None or op in self.ops
+
+    def pick_peers(self, default: list[str]) -> list[str]:
+        return [p for p in default if p in self.peers] if self.peers else list(default)
+
+    def pick_variants(self, op: str, default: list[str] | None = None) -> list[str]:
+        """Our variants of ``op`` to time: ``--variant`` (``all``: every one this build and
+        device offer) or the suite's ``default`` (``auto`` when None). Only those
+        ``torch_memopt.variants`` lists are kept."""
+        available = torch_memopt.variants(op, self.device)
+        wanted = self.variants or default or ["auto"]
+        if "all" in wanted:
+            return list(available)
+        return [v for v in wanted if v in available]
+

@@ -50,7 +50,10 @@ def check_records(document: dict, suite: str) -> list[dict]:
 def test_default_suite_on_the_cpu_writes_records_and_ends_with_the_summary(tmp_path, capsys):
     assert main([*FAST, "--out", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert "CPU" in lines[0] and "no CUDA GPU" in lines[0]
+    why = "--device cpu given" if torch.cuda.is_available() else "no CUDA GPU found"
+    assert lines[0] == (f"python -m torch_memopt.bench: {why}: timing the CPU reference kernels "
+                        f"on small shapes, not the GPU kernels (torch {torch.__version__}, commit "
+                        f"{lines[0].rsplit('commit ', 1)[1]}")
     assert lines[-1].startswith("models: ours (auto speed) ÷ best peer, geomean (worst): linear ")
     records = check_records(json.loads((tmp_path / "models_cpu_quick.json").read_text()), "models")
     ops = {r["op"] for r in records}
@@ -66,7 +69,8 @@ def test_the_command_of_the_readme_runs_from_the_checkout_root(tmp_path):
                            "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("python -m torch_memopt.bench: no CUDA GPU found")
+    assert done.stdout.splitlines()[0].startswith("python -m torch_memopt.bench: ")
+    assert "timing the CPU reference kernels" in done.stdout.splitlines()[0]
     check_records(json.loads((tmp_path / "models_cpu_quick.json").read_text()), "models")
 
 

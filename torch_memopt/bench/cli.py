@@ -169,7 +169,8 @@ def run_suite(module, todo: list, ctx: Context, meta: dict, args) -> list[dict]:
         print(line)
     print(f"{module.NAME} took {time.monotonic() - started:.0f} s", flush=True)
     if not args.no_save:
-        suite_meta = {**meta, "suite": module.NAME, "quick": args.quick, "rep_ms": rep_ms,
+        suite_meta = {**meta, "suite": module.NAME, "timing": getattr(module, "TIMING", meta["timing"]),
+                      "quick": args.quick, "rep_ms": rep_ms,
                       "cross_check": cross, "wall_s": round(time.monotonic() - started, 1)}
         path = args.out / results.file_name(module.NAME, meta["gpu_slug"], args.quick)
         doc = results.document(module.NAME, suite_meta, records, sections)

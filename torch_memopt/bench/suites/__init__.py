@@ -5,7 +5,8 @@ introduces its table in docs/results.md), and ``cases(ctx) -> list[Case]``. Opti
 ``COLUMNS`` (extra table columns), ``SUMMARY_VARIANT`` (the variant its summary line
 judges; "auto" unless set; None: every one), ``LAYOUT`` ("records": a row a record, the
 default; "cases": a row a case, every variant's time side by side), ``finish(records)`` (figures across a case's variants, such
-as speed-up over naive) and ``sections(ctx) -> dict`` (suite-wide tables for the JSON).
+as speed-up over naive), ``sections(ctx) -> dict`` (suite-wide tables for the JSON) and
+``TIMING`` (how the suite times, where it is not the kernel timer's flushed medians).
 A new benchmark is a new module here plus a line in ``SUITES``, never a new harness.
 """
 from __future__ import annotations

@@ -41,6 +41,8 @@ QUICK_MODELS = ("llama",)
 REPS, QUICK_REPS = 20, 10
 COSINE_TOLERANCE = 1e-3  # 1 - cosine similarity against stock eager
 SUMMARY_VARIANT = "optimize_"
+TIMING = ("median of whole calls between CUDA events, host work included, the four "
+          "implementations sampled in turns; no L2 flush")
 LAYOUT = "cases"  # a row a step: the four models' latencies side by side
 COLUMNS = [Column("× eager", lambda r: times(r["peers"]["eager"] / r["ours_us"])
                   if r["ours_us"] and r["peers"].get("eager") else "—")]

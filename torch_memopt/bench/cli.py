@@ -133,14 +133,19 @@ def plan(names: list[str], ctx: Context) -> dict[str, list | str]:
     return planned
 
 
-def run_suite(module, todo: list, ctx: Context, meta: dict, args) -> list[dict]:
-    """Run one suite's cases: its records, as dicts."""
-    print(f"\n== {module.NAME}: {module.TITLE} ({len(todo)} cases)", flush=True)
-    rep_ms = args.rep_ms or (QUICK_REP_MS if args.quick else timing.DEFAULT_REP_MS)
-    timer = timing.KernelTimer(ctx.device, rep_ms)
-    cross = args.cross_check if args.cross_check is not None else not args.quick
+def rep_ms_of(args) -> float:
+    return args.rep_ms or (QUICK_REP_MS if args.quick else timing.DEFAULT_REP_MS)
+
+
+def cross_check_of(args) -> bool:
+    return args.cross_check if args.cross_check is not None else not args.quick
+
+
+def time_cases(todo: list, ctx: Context, meta: dict, args) -> tuple[list[dict], list]:
+    """Every case run: the records (as dicts) and the Compare table's measurements."""
+    timer = timing.KernelTimer(ctx.device, rep_ms_of(args))
+    cross = cross_check_of(args)
     bar = ProgressBar(total=sum(len(c.impls) for c in todo))
-    started = time.monotonic()
     records, measurements = [], []
     try:
         for case in todo:
@@ -156,28 +161,46 @@ def run_suite(module, todo: list, ctx: Context, meta: dict, args) -> list[dict]:
                 torch.cuda.empty_cache()
     finally:
         bar.close()
-    if hasattr(module, "finish"):
-        module.finish(records)
-    sections = module.sections(ctx) if hasattr(module, "sections") else {}
-    extra = getattr(module, "COLUMNS", [])
+    return records, measurements
+
+
+def print_report(module, records: list[dict], measurements: list) -> None:
     variant = getattr(module, "SUMMARY_VARIANT", "auto")
     print(report.compare_table(measurements))
-    print(report.aligned(records, extra, getattr(module, "LAYOUT", "records"), variant or "auto"))
+    print(report.aligned(records, getattr(module, "COLUMNS", []), getattr(module, "LAYOUT", "records"),
+                         variant or "auto"))
     for line in report.not_run_lines(records):
         print(f"not timed: {line}")
     for line in report.summary_lines(records, variant):
         print(line)
-    print(f"{module.NAME} took {time.monotonic() - started:.0f} s", flush=True)
+
+
+def save(module, records: list[dict], sections: dict, meta: dict, args, wall_s: float) -> None:
+    """The suite's results document (and its PNG with --plot)."""
+    suite_meta = {**meta, "suite": module.NAME, "timing": getattr(module, "TIMING", meta["timing"]),
+                  "quick": args.quick, "rep_ms": rep_ms_of(args), "cross_check": cross_check_of(args),
+                  "wall_s": round(wall_s, 1)}
+    path = args.out / results.file_name(module.NAME, meta["gpu_slug"], args.quick)
+    doc = results.document(module.NAME, suite_meta, records, sections)
+    print(f"wrote {results.write(path, doc)}", file=sys.stderr)
+    if args.plot:
+        drawn = plot.draw(doc, path.with_suffix(".png"))
+        print(f"wrote {drawn}" if drawn else "no plot: matplotlib is missing", file=sys.stderr)
+
+
+def run_suite(module, todo: list, ctx: Context, meta: dict, args) -> list[dict]:
+    """Run one suite's cases, print its tables and save its results: its records."""
+    print(f"\n== {module.NAME}: {module.TITLE} ({len(todo)} cases)", flush=True)
+    started = time.monotonic()
+    records, measurements = time_cases(todo, ctx, meta, args)
+    if hasattr(module, "finish"):
+        module.finish(records)
+    sections = module.sections(ctx) if hasattr(module, "sections") else {}
+    print_report(module, records, measurements)
+    wall_s = time.monotonic() - started
+    print(f"{module.NAME} took {wall_s:.0f} s", flush=True)
     if not args.no_save:
-        suite_meta = {**meta, "suite": module.NAME, "timing": getattr(module, "TIMING", meta["timing"]),
-                      "quick": args.quick, "rep_ms": rep_ms,
-                      "cross_check": cross, "wall_s": round(time.monotonic() - started, 1)}
-        path = args.out / results.file_name(module.NAME, meta["gpu_slug"], args.quick)
-        doc = results.document(module.NAME, suite_meta, records, sections)
-        print(f"wrote {results.write(path, doc)}", file=sys.stderr)
-        if args.plot:
-            drawn = plot.draw(doc, path.with_suffix(".png"))
-            print(f"wrote {drawn}" if drawn else "no plot: matplotlib is missing", file=sys.stderr)
+        save(module, records, sections, meta, args, wall_s)
     return records
 
 

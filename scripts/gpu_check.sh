@@ -9,6 +9,8 @@
 #   MEMOPT_BENCH_TIMEOUT  seconds the suites may take (default 1800), so that a run
 #                   cut short still packs what it wrote
 #   MEMOPT_SANITIZE=1  compute-sanitizer memcheck and racecheck over scripts/sanitize_*.py
+#   MEMOPT_GIT_COMMIT  the commit the results JSON names (the device copy's .git is not
+#                   the code's: pass $(git rev-parse --short HEAD) from the checkout)
 # The build is skipped when csrc/ and setup.py are as they were at the last build
 # (a second call on a machine still warm). Nothing is installed from the network:
 # wheels in .whl/ (carried along: pytest, expecttest, liger-kernel) are used.

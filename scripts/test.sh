@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command (README "Run the tests"; CI runs it through .ci/run).
+# The test command (the README's second command; CI runs it through .ci/run).
 # From a fresh machine: installs torch and the test deps, builds torch_memopt
 # with its CUDA kernels compiled whenever nvcc is found (a GPU is not needed to
 # compile), then runs the whole pytest suite. CUDA tests skip with a reason

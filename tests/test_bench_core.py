@@ -229,3 +229,13 @@ def test_peers_serve_by_op_and_device():
     case = make_case("s", "rms_norm", torch.float32, calls.rows_shape(2, 8), device=CPU,
                      variants=["auto"], peer_names=["cublas", "eager", "liger"])
     assert [(i.name, i.kind) for i in case.impls] == [("auto", "ours"), ("eager", "peer")]
+
+
+def test_the_commit_can_be_named_where_the_copy_has_no_git_of_its_own(monkeypatch):
+    from torch_memopt.bench import environment
+
+    monkeypatch.setenv("MEMOPT_GIT_COMMIT", "5e43a66")
+    assert environment.commit() == "5e43a66"
+    assert environment.gpu_slug("NVIDIA H200") == "h200"
+    assert environment.gpu_slug("NVIDIA H100 80GB HBM3") == "h100"
+    assert environment.gpu_slug(None) == "cpu"

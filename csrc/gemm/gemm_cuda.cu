@@ -104,11 +104,11 @@ at::Tensor weight_view(const at::Tensor& b) {
 }
 
 // auto: fp32 takes warptiled, the fastest rung at every size the ladder
-// benchmark measured on the H200 (benchmarks/results/gemm_ladder_h200.json).
+// benchmark measured on the H200 (benchmarks/results/gemm-ladder_h200.json).
 // float16/bfloat16: for decode shapes (M <= kSkinnyRows: one pass over the
 // weights) splitk on Hopper when TMA reads the operands as they are, else
 // gemv; larger M: wgmma on Hopper and mma on other sm_80+ GPUs; naive below
-// sm_80 (benchmarks/results/tc_gemm_h200.json).
+// sm_80 (benchmarks/results/tensor-core_h200.json).
 constexpr int64_t kSkinnyRows = 64;
 std::string auto_rung(const at::Tensor& a, const at::Tensor& b, Capability cap) {
   if (a.scalar_type() == at::kFloat) return "warptiled";

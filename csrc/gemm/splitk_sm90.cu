@@ -12,7 +12,7 @@
 //   cluster size) and at least kMinKTilesPerSplit k-tiles (of 64) each.
 //   N = K = 4096: 64 row tiles x 4 splits = 256 CTAs of 16 k-tiles; N =
 //   11008: 172 x 2 = 344 CTAs of 32.
-// Measured (H200, bf16/fp16 linear, benchmarks/results/tc_gemm_h200.json): M =
+// Measured (H200, bf16/fp16 linear, benchmarks/results/tensor-core_h200.json): M =
 // 64 at 0.87-0.88x cuBLAS (gemv: 0.41-0.52x), M = 1..16 at 0.98-1.06x; the
 // sweep of splits 1-8 and of stages / k-boxes a stage
 // (benchmarks/results/tune/splitk_h200.json) found nothing better than this

@@ -280,7 +280,7 @@ TORCH_LIBRARY_IMPL(memopt, CUDA, m) {
 }
 
 // kernel_info (common/kernel_registry.h): what each rung runs on the norm
-// benchmarks' rows (benchmarks/norm_bench.py, add_norm_bench.py: float32 and
+// benchmarks' rows (the norms and add-norm suites: float32 and
 // bfloat16, weights in the input's dtype, 768-12288 columns). vectorized and
 // fused at the threads a row those widths take: bfloat16 32 (768-1024
 // columns), 128 (4096), 256 (8192), 512 (12288), 1024 past 16384; float32 64,

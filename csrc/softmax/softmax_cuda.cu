@@ -186,7 +186,7 @@ at::Tensor softmax_cuda(const at::Tensor& input, int64_t dim,
 TORCH_LIBRARY_IMPL(memopt, CUDA, m) { m.impl("softmax", &softmax_cuda); }
 
 // kernel_info (common/kernel_registry.h): what each rung runs on the softmax
-// benchmark's rows (benchmarks/norm_bench.py: float32 and bfloat16 in and
+// benchmark's rows (the norms suite: float32 and bfloat16 in and
 // out, 197-262144 columns). warp_per_row at its three row caches; online at
 // the threads a row those widths take: bfloat16 32 (1000-1024 columns), 128
 // (4096), 512 (16384), and 8 packs a thread as loaded past that (512 threads

@@ -5,6 +5,7 @@ hostname, no user, no paths. The benchmarks and the probe both take it from here
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import re
 import shutil
@@ -31,7 +32,12 @@ def _output(cmd: list[str]) -> str | None:
 
 def commit() -> str | None:
     """The short commit, marked when tracked files have uncommitted changes; None
-    outside a git checkout."""
+    outside a git checkout. ``MEMOPT_GIT_COMMIT`` overrides it where the checkout's git
+    is not the code's: the GPU machine gets a copy of the working tree whose .git is
+    the session's starting commit (seen 2026-12-01: it read 2f22a0c+uncommitted for
+    code committed as 5e43a66)."""
+    if os.environ.get("MEMOPT_GIT_COMMIT"):
+        return os.environ["MEMOPT_GIT_COMMIT"]
     head = _output(["git", "rev-parse", "--short", "HEAD"])
     if head and _output(["git", "status", "--porcelain", "--untracked-files=no"]):
         head += "+uncommitted"

@@ -34,7 +34,7 @@
 //   kWarpsN x 16 >= M rows (up to 64) so x crosses L2 at most once per weight
 //   byte. Weights bypass L1 (ld.global.nc.L1::no_allocate) to leave it to x.
 //
-// Measured (H200, bf16 linear, benchmarks/results/tc_gemm_h200.json, first
+// Measured (H200, bf16 linear, benchmarks/results/tensor-core_h200.json, first
 // version): M = 1 at 1.94 TB/s of weights (46% of the 4.25 TB/s copy; 1.07x
 // cuBLAS) at N = K = 4096 and 2.79 TB/s at N = 11008; M = 8 / 16 1.02-1.13x;
 // M = 64 0.42-0.53x. Far under the estimate above: to be profiled.

@@ -37,7 +37,7 @@
 // through a synchronous copy of 2-byte loads instead (kAligned = false):
 // correct, not fast; gemm_cuda.cu may prefer an aligned copy.
 //
-// Measured (H200, benchmarks/results/tc_gemm_h200.json, first version): bf16
+// Measured (H200, benchmarks/results/tensor-core_h200.json, first version): bf16
 // 4096^3 0.56x cuBLAS (~415 TFLOP/s), 8192^3 0.61x; the wgmma rung is the
 // Hopper path, this one is for GPUs without it.
 #pragma once

@@ -16,7 +16,7 @@
 // so transposed or sliced A and B run without a copy; linear passes its weight
 // [N, K] as B with swapped strides.
 //
-// Measured (H200, fp32 4096^3, benchmarks/results/gemm_ladder_h200.json):
+// Measured (H200, fp32 4096^3, benchmarks/results/gemm-ladder_h200.json):
 // 0.50 TFLOP/s, 1.0% of cuBLAS; ncu: 16.5 global-load sectors per request.
 #pragma once
 

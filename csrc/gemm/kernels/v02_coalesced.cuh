@@ -10,7 +10,7 @@
 // reused from on-chip memory on purpose; each FMA still issues 2 global loads
 // (4 B/FLOP), served mostly by L1/L2.
 //
-// Measured (H200, fp32 4096^3, benchmarks/results/gemm_ladder_h200.json):
+// Measured (H200, fp32 4096^3, benchmarks/results/gemm-ladder_h200.json):
 // 5.08 TFLOP/s, 10.2x naive (published claim: 1.8x), 9.9% of cuBLAS; ncu:
 // 2.5 sectors per request (from 16.5).
 #pragma once

@@ -15,7 +15,7 @@
 // reads As[k][ty] (one address per warp: broadcast) and Bs[k][tx]
 // (consecutive words): conflict-free.
 //
-// Measured (H200, fp32 4096^3, benchmarks/results/gemm_ladder_h200.json):
+// Measured (H200, fp32 4096^3, benchmarks/results/gemm-ladder_h200.json):
 // 4.97 TFLOP/s (10.0x naive; published claim for shared-memory tiles 3.2x), no
 // faster than coalesced: ncu counts 2.12 G shared-store bank conflicts.
 #pragma once

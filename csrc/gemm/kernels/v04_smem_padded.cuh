@@ -8,7 +8,7 @@
 //
 // Arithmetic as rung 3: 2/32 global loads per FMA, one shared load per FMA.
 //
-// Measured (H200, fp32 4096^3, benchmarks/results/gemm_ladder_h200.json):
+// Measured (H200, fp32 4096^3, benchmarks/results/gemm-ladder_h200.json):
 // 6.64 TFLOP/s (13.3x naive), +34% over smem_tiled; ncu: shared-store bank
 // conflicts 2.12 G -> 16 M.
 #pragma once

@@ -10,7 +10,7 @@
 // Arithmetic as rung 4: 2/32 global loads per FMA; shared memory 2 x 2 x 32 x
 // 33 x 4 B = 16.5 KB per block.
 //
-// Measured (H200, fp32 4096^3, benchmarks/results/gemm_ladder_h200.json):
+// Measured (H200, fp32 4096^3, benchmarks/results/gemm-ladder_h200.json):
 // 6.63 TFLOP/s, 13.3x naive (published claim: 4.5x), the same as smem_padded:
 // with 2 shared loads per FMA the block is bound by shared-memory traffic, not
 // by the latency the second stage hides. The step pays off once registers

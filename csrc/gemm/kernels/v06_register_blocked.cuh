@@ -15,7 +15,7 @@
 // 8 words apart: tn and tn + 4 share a bank); a single shared stage, so loads
 // stall the block at every k-step.
 //
-// Measured (H200, fp32 4096^3, benchmarks/results/gemm_ladder_h200.json):
+// Measured (H200, fp32 4096^3, benchmarks/results/gemm-ladder_h200.json):
 // 20.5 TFLOP/s, 41x naive, 40% of cuBLAS; ncu: 268 M shared-load bank
 // conflicts (the 4-way B reads), 129-140 registers.
 #pragma once

@@ -16,7 +16,7 @@
 // pointers and row strides and otherwise runs this kernel with kVec = false
 // (the same tiling, guarded scalar loads).
 //
-// Measured (H200, fp32 4096^3, benchmarks/results/gemm_ladder_h200.json):
+// Measured (H200, fp32 4096^3, benchmarks/results/gemm-ladder_h200.json):
 // 35.9 TFLOP/s, 72x naive (published claim for register accumulation +
 // float4: 6.1x), 70% of cuBLAS; shared-load bank conflicts 41 K (from 268 M).
 #pragma once

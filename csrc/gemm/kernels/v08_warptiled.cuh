@@ -37,7 +37,7 @@
 // 4096^3 / 8192^3 for the first 128x128 8x8 shape; fragment double buffering
 // alone +0-3%; lean copies +5%; column FMA order with 128x256 16x8 +5%.
 //
-// Measured (H200, benchmarks/results/gemm_ladder_h200.json): see the README's
+// Measured (H200, benchmarks/results/gemm-ladder_h200.json): see docs/results.md's
 // ladder table; tuning runs gave 45.8 TFLOP/s at 4096^3 (0.89x cuBLAS 51.3)
 // and 46.7 at 8192^3 (0.91x).
 #pragma once

@@ -37,7 +37,7 @@
 // MFLOP: 87 FLOP per byte of shared memory filled; from HBM, A and B tiles are
 // re-read by the other blocks of their row / column (L2 absorbs most).
 //
-// Measured (H200): benchmarks/results/tc_gemm_h200.json; the variants
+// Measured (H200): benchmarks/results/tensor-core_h200.json; the variants
 // (register epilogue, 2 staged boxes with 4 stages, 2-CTA multicast) in
 // docs/perf-notes.md.
 #pragma once

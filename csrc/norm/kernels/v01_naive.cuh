@@ -12,7 +12,7 @@
 // Arithmetic: ~5 FLOP and 2-3 element reads + 1 write per element; memory-bound
 // at any size, so the figure of merit is GB/s (bytes read + written once).
 //
-// Measured (benchmarks/norm_bench.py, H200, benchmarks/results/norm_bench_h200.json):
+// Measured (the norms suite, H200, benchmarks/results/norms_h200.json):
 // 16384x4096 layer_norm 7.0% of copy fp32, 3.6% bf16.
 #pragma once
 

@@ -13,7 +13,7 @@
 // one element per load, so a warp has at most 32 x 4 bytes in flight per
 // load instruction: the loads are narrow (rung 4 widens them to 16 bytes).
 //
-// Measured (benchmarks/norm_bench.py, H200, benchmarks/results/norm_bench_h200.json):
+// Measured (the norms suite, H200, benchmarks/results/norms_h200.json):
 // 16384x4096 layer_norm 62.0% of copy fp32, 34.7% bf16.
 #pragma once
 

@@ -32,7 +32,7 @@
 //
 // Expected: near copy speed wherever the grid holds enough rows.
 //
-// Measured (benchmarks/norm_bench.py, H200, benchmarks/results/norm_bench_h200.json):
+// Measured (the norms suite, H200, benchmarks/results/norms_h200.json):
 // 16384x4096 layer_norm 93.8% of copy fp32, 87.8% bf16; 4096x12288 fp32 86.4%
 // (64% before 8 fp32 packs a thread); the fused add + norm 2.7-4.1 TB/s.
 #pragma once

@@ -12,7 +12,7 @@
 //
 // Arithmetic: ~2 exp + 3 FLOP per element; memory-bound, figure of merit GB/s.
 //
-// Measured (benchmarks/norm_bench.py, H200, benchmarks/results/norm_bench_h200.json):
+// Measured (the norms suite, H200, benchmarks/results/norms_h200.json):
 // 16384x4096 6.8% of copy fp32, 3.6% bf16.
 #pragma once
 

@@ -8,7 +8,7 @@
 // the row (8, 16 or 32): a fixed 32 made a 197-wide row pay 32
 // exponentials a lane for 7 elements (33% of copy at 65536 x 197).
 //
-// Measured (benchmarks/norm_bench.py, H200, benchmarks/results/norm_bench_h200.json):
+// Measured (the norms suite, H200, benchmarks/results/norms_h200.json):
 // 16384x4096 51.8% of copy fp32, 45.8% bf16; 65536x197 77.9% fp32 (33% with a
 // fixed 32-element cache).
 #pragma once

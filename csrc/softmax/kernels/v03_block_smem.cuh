@@ -7,7 +7,7 @@
 // the part past the cache is re-read. Reductions: warp shuffles, then one
 // value a warp through shared memory.
 //
-// Measured (benchmarks/norm_bench.py, H200, benchmarks/results/norm_bench_h200.json):
+// Measured (the norms suite, H200, benchmarks/results/norms_h200.json):
 // 16384x4096 72.7% of copy fp32, 37.6% bf16.
 #pragma once
 

@@ -17,7 +17,7 @@
 // Requires dim_size % (16 / sizeof(in_t)) == 0, 16-byte aligned rows of x and
 // aligned rows of y; the launcher takes online's fallbacks otherwise.
 //
-// Measured (benchmarks/norm_bench.py, H200, benchmarks/results/norm_bench_h200.json):
+// Measured (the norms suite, H200, benchmarks/results/norms_h200.json):
 // 1024x131072 / 1024x262144 fp32 72.6% / 66.8% of copy (online 57.2% / 58.8%);
 // bf16 47.2% / 38.7%, below online's 58.5%, so auto keeps 16-bit rows on online.
 #pragma once

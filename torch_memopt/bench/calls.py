@@ -100,12 +100,10 @@ def _eps(op: str, options: dict):
 def ours(op: str, variant: str, options: dict) -> Callable:
     """Our op through its public wrapper, pinned to ``variant``."""
     fn = getattr(torch_memopt, op)
-    if op == "gemm":
+    if op in ("gemm", "softmax"):
         return functools.partial(fn, variant=variant)
     if op == "linear":
         return functools.partial(fn, activation=options.get("activation", "none"), variant=variant)
-    if op == "softmax":
-        return functools.partial(fn, variant=variant)
     eps = _eps(op, options)
     if op in ("rms_norm", "add_rms_norm"):
         return lambda *args: fn(*args, eps, variant=variant)

@@ -87,7 +87,8 @@ def _compile(op: str, options: dict, device: torch.device) -> Callable:
     return torch.compile(compiled_stock, dynamic=False)
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """``Type: first line of the message``: what a record's reason or note keeps."""
     lines = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
@@ -100,7 +101,7 @@ def _liger(op: str, options: dict, device: torch.device) -> Callable:
     try:
         import liger_kernel  # noqa: F401
     except Exception as exc:
-        raise Unavailable(f"liger_kernel is not importable ({_first_line(exc)})") from None
+        raise Unavailable(f"liger_kernel is not importable ({first_line(exc)})") from None
     eps = options.get("eps")
     if op == "layer_norm":
         from liger_kernel.ops.layer_norm import LigerLayerNormFunction

@@ -17,7 +17,7 @@ from typing import Callable
 
 from . import timing
 from .case import Case
-from .peers import Unavailable
+from .peers import Unavailable, first_line
 from .record import Record, finish
 
 
@@ -32,11 +32,6 @@ class Outcome:
     us: float | None = None
     check_us: float | None = None
     fn: Callable | None = field(default=None, repr=False)
-
-
-def first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
 def _checked(case: Case, impl, inputs: tuple, ref) -> tuple[Outcome, object]:

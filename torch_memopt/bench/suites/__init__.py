@@ -47,7 +47,12 @@ class Context:
         return self.ops is None or op in self.ops
 
     def pick_peers(self, default: list[str]) -> list[str]:
-        return [p for p in default if p in self.peers] if self.peers else list(default)
+        """The suite's ``default`` peers that ``--peers`` keeps. Never torch.compile on the
+        CPU: Inductor builds C++ for every graph there (30 s for the small Llama on two
+        cores), to time reference kernels. Peers that have no op on this device drop out
+        later, case by case (``peers.serves``)."""
+        chosen = [p for p in default if p in self.peers] if self.peers else list(default)
+        return chosen if self.cuda else [p for p in chosen if p != "compile"]
 
     def pick_variants(self, op: str, default: list[str] | None = None) -> list[str]:
         """Our variants of ``op`` to time: ``--variant`` (``all``: every one this build and

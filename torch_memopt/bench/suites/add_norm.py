@@ -30,7 +30,7 @@ DTYPES = [torch.float32, torch.bfloat16]
 
 def cases(ctx) -> list:
     shapes = (QUICK_SHAPES if ctx.quick else SHAPES) if ctx.cuda else CPU_SHAPES
-    peers = ctx.pick_peers(["eager", "compile", "liger"] if ctx.cuda else ["eager"])
+    peers = ctx.pick_peers(["eager", "compile", "liger"])
     return [make_case(NAME, op, dtype, rows_shape(rows, n), device=ctx.device,
                       variants=ctx.pick_variants(op), peer_names=peers, options={"eps": 1e-5})
             for op in OPS if ctx.wants_op(op)

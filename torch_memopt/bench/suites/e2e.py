@@ -109,9 +109,8 @@ def cases(ctx) -> list:
     small = not ctx.cuda
     dtype = torch.bfloat16 if ctx.cuda else torch.float32
     names = [m for m in (QUICK_MODELS if ctx.quick else MODELS) if ctx.wants_op(m)]
-    # On the CPU, torch.compile builds C++ for every graph: 30 s for the small Llama on
-    # two cores, for a path that only checks the plumbing.
-    peer_names = ctx.pick_peers(["eager", "compile"] if ctx.cuda else ["eager"])
+    peer_names = ctx.pick_peers(["eager", "compile"])
+    # The CPU compiles no model either (Context.pick_peers says why).
     variants = [v for v in (["optimize_", "optimize_+compile"] if ctx.cuda else ["optimize_"])
                 if not ctx.variants or v in ctx.variants]
     out = []

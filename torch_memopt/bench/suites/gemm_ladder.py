@@ -57,7 +57,7 @@ def cases(ctx) -> list:
     if not ctx.wants_op("gemm") or torch.float32 not in ctx.pick_dtypes([torch.float32]):
         return []
     sizes = (QUICK_SIZES if ctx.quick else SIZES) if ctx.cuda else CPU_SIZES
-    peers = ctx.pick_peers(["cublas"] if ctx.cuda else ["eager"])
+    peers = ctx.pick_peers(["cublas", "eager"])  # eager: the CPU's matmul
     return [make_case(NAME, "gemm", torch.float32, matmul_shape(*size), device=ctx.device,
                       variants=rungs(ctx), peer_names=peers)
             for size in sizes]

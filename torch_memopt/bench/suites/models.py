@@ -89,11 +89,9 @@ def layer_shapes(model: Model, tokens: int) -> list[tuple[str, str, dict, dict]]
 
 
 def _peers(ctx, op: str, options: dict) -> list[str]:
-    if not ctx.cuda:
-        return ctx.pick_peers(["eager"])
     if op == "linear":
         fusable = options.get("activation", "none") != "none"
-        return ctx.pick_peers(["cublas", "compile"] if fusable else ["cublas"])
+        return ctx.pick_peers(["cublas", "eager"] + (["compile"] if fusable else []))
     return ctx.pick_peers(["eager", "compile", "liger"])
 
 

@@ -43,7 +43,7 @@ def shapes(op: str, ctx) -> list[tuple[int, int]]:
 
 
 def cases(ctx) -> list:
-    peers = ctx.pick_peers(["eager", "compile", "liger"] if ctx.cuda else ["eager"])
+    peers = ctx.pick_peers(["eager", "compile", "liger"])
     out = []
     for dtype in ctx.pick_dtypes(DTYPES):
         for op in OPS:

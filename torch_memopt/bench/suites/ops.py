@@ -42,7 +42,7 @@ def shapes(op: str, table: dict) -> list[dict]:
 
 def cases(ctx) -> list:
     table = (_CUDA_QUICK if ctx.quick else _CUDA) if ctx.cuda else (_CPU_QUICK if ctx.quick else _CPU)
-    stock = ["cublas", "eager"] if ctx.cuda else ["eager"]
+    stock = ["cublas", "eager"]  # each where it has the op: cuBLAS for CUDA matmuls
     out = []
     for op in OPS:
         if not ctx.wants_op(op):

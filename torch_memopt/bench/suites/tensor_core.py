@@ -52,7 +52,7 @@ LAYOUT = "cases"  # a row a shape, every rung's µs side by side
 
 def cases(ctx) -> list:
     table = (QUICK if ctx.quick else FULL) if ctx.cuda else CPU
-    peers = ctx.pick_peers(["cublas"] if ctx.cuda else ["eager"])
+    peers = ctx.pick_peers(["cublas", "eager"])  # eager: the CPU's matmul
     out = []
     for dtype in ctx.pick_dtypes(DTYPES):
         for group, op, dims, bias in table:

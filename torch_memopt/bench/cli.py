@@ -15,7 +15,7 @@ import torch
 import torch_memopt
 
 from . import environment, peers, plot, report, results, timing
-from .calls import OPS
+from .calls import OPS, shape_text
 from .peers import Unavailable
 from .progress import ProgressBar
 from .runner import run_case
@@ -154,7 +154,7 @@ def time_cases(todo: list, ctx: Context, meta: dict, args) -> tuple[list[dict], 
                                                   cross_check_s=CROSS_CHECK_S if cross else None,
                                                   progress=bar.step)
             records += [r.as_dict() for r in case_records]
-            sub_label = f"{'x'.join(map(str, case.shape.values()))} {case.label}".strip()
+            sub_label = f"{shape_text(case.shape)} {case.label}".strip()
             measurements += [report.measurement(f"{case.op} {case.dtype}", sub_label, name, o.samples_us)
                              for name, o in outcomes.items() if o.samples_us]
             if ctx.cuda:

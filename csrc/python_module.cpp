@@ -8,6 +8,7 @@
 
 #include "common/kernel_registry.h"
 #include "common/variants.h"
+#include "gemm/gemm_plan.h"
 
 #include <exception>
 #include <string>
@@ -93,6 +94,35 @@ PyObject* kernel_info(PyObject* /*self*/, PyObject* args) {
   return list;
 }
 
+// gemm_plan(M, N, K, half, capability, sm_count, tma_as_is) -> dict: what
+// auto runs for the shape (gemm/gemm_plan.h).
+PyObject* gemm_plan(PyObject* /*self*/, PyObject* args) {
+  long long M = 0, N = 0, K = 0;
+  int half = 0, capability = 0, sm_count = 0, tma_as_is = 0;
+  if (!PyArg_ParseTuple(args, "LLLpiip", &M, &N, &K, &half, &capability, &sm_count, &tma_as_is)) {
+    return nullptr;
+  }
+  const memopt::GemmPlan plan =
+      memopt::plan_gemm(M, N, K, half != 0, capability, sm_count, tma_as_is != 0);
+  return Py_BuildValue("{s:s,s:i,s:L,s:L,s:s}", "variant", plan.variant.c_str(), "splits",
+                       plan.splits, "tiles", static_cast<long long>(plan.tiles), "ctas",
+                       static_cast<long long>(plan.ctas), "reason", plan.reason.c_str());
+}
+
+// _set_wgmma_splits(n) -> the previous override: wgmma_split's K splits for
+// every launch from now on (0: the rule). For the tuning sweep and the tests.
+PyObject* set_wgmma_splits(PyObject* /*self*/, PyObject* args) {
+  int splits = 0;
+  if (!PyArg_ParseTuple(args, "i", &splits)) return nullptr;
+  if (splits < 0 || splits > 8) {
+    PyErr_Format(PyExc_ValueError, "_set_wgmma_splits: expected 0 (the rule) to 8, got %d", splits);
+    return nullptr;
+  }
+  const int previous = memopt::wgmma_split_override();
+  memopt::set_wgmma_split_override(splits);
+  return PyLong_FromLong(previous);
+}
+
 PyMethodDef methods[] = {
     {"variants", variants, METH_VARARGS,
      "variants(op, device_type, capability) -> list of runnable variant names"},
@@ -100,6 +130,10 @@ PyMethodDef methods[] = {
      "built_with_cuda() -> whether the CUDA kernels were compiled in"},
     {"kernel_info", kernel_info, METH_VARARGS,
      "kernel_info(op, variant) -> list of dicts of the variant's kernels' cudaFuncGetAttributes"},
+    {"gemm_plan", gemm_plan, METH_VARARGS,
+     "gemm_plan(M, N, K, half, capability, sm_count, tma_as_is) -> dict of what auto runs"},
+    {"_set_wgmma_splits", set_wgmma_splits, METH_VARARGS,
+     "_set_wgmma_splits(n) -> previous: wgmma_split's K splits (0: the rule)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "torch_memopt native ops", -1, methods};

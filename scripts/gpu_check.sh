@@ -9,6 +9,7 @@
 #   MEMOPT_BENCH_TIMEOUT  seconds the suites may take (default 1800), so that a run
 #                   cut short still packs what it wrote
 #   MEMOPT_SANITIZE=1  compute-sanitizer memcheck and racecheck over scripts/sanitize_*.py
+#   MEMOPT_SANITIZE_SCRIPTS  which of them (default "sanitize_gemm sanitize_norms")
 #   MEMOPT_GIT_COMMIT  the commit the results JSON names (the device copy's .git is not
 #                   the code's: pass $(git rev-parse --short HEAD) from the checkout)
 # The build is skipped when csrc/ and setup.py are as they were at the last build
@@ -81,7 +82,7 @@ if [ -n "$built" ] && [ "${MEMOPT_PYTEST:-}" != skip ]; then
 fi
 
 if [ "${MEMOPT_SANITIZE:-0}" = 1 ]; then
-  for script in sanitize_gemm sanitize_norms; do
+  for script in ${MEMOPT_SANITIZE_SCRIPTS:-sanitize_gemm sanitize_norms}; do
     for tool in memcheck racecheck; do
       compute-sanitizer --tool "$tool" "$PYTHON" "scripts/$script.py" > "$LOG/${script}_$tool.txt" 2>&1 || status=1
       echo "$script $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/${script}_$tool.txt" | tail -1), $(tail -1 "$LOG/${script}_$tool.txt")"

@@ -5,7 +5,7 @@ small shapes, so a sanitized run (kernels ~100x slower) takes seconds.
     compute-sanitizer --tool racecheck python scripts/sanitize_gemm.py
     compute-sanitizer --tool synccheck python scripts/sanitize_gemm.py
 
-Cases, bfloat16, for each of wgmma, splitk, gemv and mma that ``torch_memopt.variants`` lists:
+Cases, bfloat16, for each of wgmma, wgmma_split, splitk, gemv and mma that ``torch_memopt.variants`` lists:
 one tile-aligned shape and one with tails in M, N (and K for gemv), in two layouts:
 ``gemm`` (b [K, N] row-major) and ``linear`` (weight [N, K], with a bias and gelu, so
 the epilogue runs too); wgmma also gets a K % 8 != 0 case (its launcher re-lays the
@@ -32,13 +32,15 @@ os.environ.setdefault("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-RUNGS = ("wgmma", "splitk", "gemv", "mma")
+RUNGS = ("wgmma", "wgmma_split", "splitk", "gemv", "mma")
 TOLERANCE = 1e-2  # relative Frobenius error, bfloat16 output
 # (label, M, N, K) per rung: 128x256 and 256x128 tiles see whole tiles at 256x256x128;
 # 130x200x72 leaves tails in M and N (K a multiple of 8: TMA reads it directly).
 # gemv and splitk are for M <= 64: 16 rows aligned, 3 rows with N and K tails.
 SHAPES = {
     "wgmma": [("aligned", 256, 256, 128), ("tails", 130, 200, 72), ("K % 8 != 0", 130, 200, 71)],
+    # 2 tiles, 16 k-tiles: 4 splits; tails in M, N and K (9 k-tiles of 520): 2 splits.
+    "wgmma_split": [("aligned", 256, 256, 1024), ("tails", 130, 200, 520)],
     "mma": [("aligned", 256, 256, 128), ("tails", 130, 200, 72)],
     "gemv": [("aligned", 16, 256, 128), ("tails", 3, 200, 72)],
     # 64 rows x 1024 k: 4 splits in a cluster at N = 256 (4 row tiles); tails: 3
@@ -71,7 +73,7 @@ def run_case(rung: str, layout: str, m: int, n: int, k: int) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--rungs", default=",".join(RUNGS),
-                        help="comma-separated subset of wgmma, gemv, mma (default: all)")
+                        help="comma-separated subset of " + ", ".join(RUNGS) + " (default: all)")
     args = parser.parse_args(argv)
 
     import torch_memopt

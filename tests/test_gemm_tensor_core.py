@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import torch_memopt
 from conftest import requires_cuda
 
-HALF_RUNGS = ["mma", "wgmma", "gemv", "splitk"]
+HALF_RUNGS = ["mma", "wgmma", "wgmma_split", "gemv", "splitk"]
 RUNGS = [*HALF_RUNGS, "auto"]
 DTYPES = [pytest.param(torch.bfloat16, id="bfloat16"), pytest.param(torch.float16, id="float16")]
 TOLERANCE = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
@@ -46,7 +46,7 @@ SHAPES = [
 # Decode shapes: LLaMA-7B projections at batch 1..64. 4096- and 11008-wide weights:
 # run on the rungs meant for them only (mma is for M > 64).
 DECODE_SHAPES = [(m, n, 4096) for n in (4096, 11008) for m in (1, 8, 16, 64)]
-DECODE_RUNGS = {"wgmma", "gemv", "splitk", "auto"}
+DECODE_RUNGS = {"wgmma", "wgmma_split", "gemv", "splitk", "auto"}
 
 
 def cuda_test(fn):
@@ -60,7 +60,7 @@ def require(rung):
     if capability < (8, 0):
         pytest.skip(f"the tensor-core rungs need sm_80 or newer; this GPU is "
                     f"{capability[0]}.{capability[1]}")
-    if rung in ("wgmma", "splitk") and capability != (9, 0):
+    if rung in ("wgmma", "wgmma_split", "splitk") and capability != (9, 0):
         pytest.skip(f"{rung} is Hopper-only (compute capability 9.0); this GPU is "
                     f"{capability[0]}.{capability[1]}")
 
@@ -95,11 +95,11 @@ def test_half_rungs_are_listed_for_this_gpu():
         assert names[0] == "auto", names
         half = [v for v in names if v in HALF_RUNGS]
         if capability == (9, 0):
-            assert half == ["mma", "wgmma", "gemv", "splitk"], names
+            assert half == ["mma", "wgmma", "wgmma_split", "gemv", "splitk"], names
         elif capability >= (8, 0):
             assert half == ["mma", "gemv"], names
         else:
-            assert "wgmma" not in names and "splitk" not in names, names
+            assert not {"wgmma", "wgmma_split", "splitk"} & set(names), names
 
 
 @cuda_test
@@ -295,6 +295,7 @@ DETERMINISM_SHAPES = {
     "wgmma": [(2048, 2048, 2048), (1000, 1001, 4104)],
     "mma": [(2048, 2048, 2048), (1000, 1001, 4104)],
     "gemv": [(1, 11008, 4096), (16, 4096, 4096), (64, 4096, 4096), (7, 1001, 4104)],
+    "wgmma_split": [(128, 4096, 4096), (200, 1001, 4104), (256, 6144, 4096), (64, 4096, 14336)],
     "splitk": [(1, 11008, 4096), (16, 4096, 4096), (64, 4096, 4096), (7, 1001, 4104),
                (100, 1000, 4096)],
 }
@@ -316,3 +317,72 @@ def test_same_inputs_give_bit_identical_outputs(rung, dtype, layout):
             moved = (again != first).sum().item()
             assert moved == 0, f"{rung} {M}x{N}x{K}: {moved} outputs moved on repeat {repeat + 1}"
 
+
+
+@pytest.fixture
+def wgmma_splits():
+    """Sets wgmma_split's K splits for the test (torch_memopt._C._set_wgmma_splits) and
+    restores the rule after it, pass or fail."""
+    from torch_memopt import _C
+
+    previous = _C._set_wgmma_splits(0)
+    yield _C._set_wgmma_splits
+    _C._set_wgmma_splits(previous)
+
+
+# (M, N, K): one tile row of the Llama o-proj (the case the rung is for), tails in M,
+# N and K with 16 k-tiles (every split count has work), K = 4104 (65 k-tiles: uneven
+# splits), and K = 200 (4 k-tiles: 5-8 splits clamp to 4).
+SPLIT_SHAPES = [(128, 4096, 4096), (200, 1001, 1000), (65, 257, 4104), (129, 520, 200)]
+
+
+@cuda_test
+@pytest.mark.parametrize("layout", ["row_major_b", "linear"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("splits", range(1, 9))
+def test_wgmma_split_every_split_count(splits, dtype, layout, wgmma_splits):
+    """Each split count 1-8 against float64, with bias and silu (added once, after the
+    whole sum), on outputs the allocator hands over NaN-filled; and bit-identical on a
+    second run (the partials are summed in rank order, never in arrival order)."""
+    require("wgmma_split")
+    wgmma_splits(splits)
+    failures = []
+    for M, N, K in SPLIT_SHAPES:
+        x = randn(M, K, dtype=dtype)
+        w = randn(N, K, dtype=dtype, scale=K ** -0.5)
+        bias = randn(N, dtype=dtype)
+        if layout == "linear":
+            def call():
+                return torch_memopt.linear(x, w, bias, activation="silu", variant="wgmma_split")
+            ref = F.silu(F.linear(x.double(), w.double(), bias.double()))
+        else:
+            b = w.t().contiguous()
+            def call():
+                return torch_memopt.gemm(x, b, variant="wgmma_split")
+            ref = torch.mm(x.double(), b.double())
+        block = torch.full((M * N,), float("nan"), device="cuda", dtype=dtype)
+        del block
+        out = call()
+        err = rel_error(out, ref)
+        if not err < TOLERANCE[dtype]:
+            failures.append(f"{layout} {M}x{N}x{K}: relative error {err:.2e}")
+        moved = (call() != out).sum().item()
+        if moved:
+            failures.append(f"{layout} {M}x{N}x{K}: {moved} outputs moved on a second run")
+    assert not failures, f"wgmma_split, {splits} splits, {dtype}:\n" + "\n".join(failures)
+
+
+@cuda_test
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_auto_follows_gemm_plan(dtype):
+    """auto runs the rung gemm_plan names: wgmma_split where 128 x 256 tiles are fewer
+    than SMs (Llama o-proj at 128 and 256 tokens), wgmma where they fill the GPU."""
+    require("auto")
+    hopper = torch.cuda.get_device_capability() == (9, 0)
+    for M, N, K in [(128, 4096, 4096), (256, 4096, 4096), (4096, 4096, 512)]:
+        plan = torch_memopt.gemm_plan(M, N, K, dtype)
+        if hopper:
+            expected = "wgmma_split" if M <= 256 else "wgmma"
+            assert plan["variant"] == expected, (M, N, K, plan)
+        x, w = randn(M, K, dtype=dtype), randn(N, K, dtype=dtype)
+        assert torch.equal(torch_memopt.linear(x, w), torch_memopt.linear(x, w, variant=plan["variant"]))

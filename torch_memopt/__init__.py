@@ -21,6 +21,7 @@ from torch_memopt.ops import (
     variants,
 )
 from torch_memopt import nn
+from torch_memopt.gemm_plan import gemm_plan
 from torch_memopt.kernel_info import kernel_info
 from torch_memopt._routing import use_cpu_kernels
 from torch_memopt.patch import enable, last_report, optimize_
@@ -31,6 +32,7 @@ __all__ = [
     "built_with_cuda",
     "enable",
     "gemm",
+    "gemm_plan",
     "kernel_info",
     "last_report",
     "layer_norm",

@@ -18,8 +18,10 @@
 #include "common/dispatch.h"
 #include "common/dtype_names.h"
 #include "common/kernel_registry.h"
+#include "common/device_info.h"
 #include "common/variants.h"
 #include "gemm/gemm_common.h"
+#include "gemm/gemm_plan.h"
 #include "gemm/half_gemm.h"
 #include "gemm/kernels/v01_naive.cuh"
 #include "gemm/ladder.h"
@@ -60,6 +62,7 @@ struct HalfRung {
 constexpr HalfRung kHalfRungs[] = {
     {"mma", launch_gemm_mma, ampere_or_newer},
     {"wgmma", launch_gemm_wgmma, hopper_only},
+    {"wgmma_split", launch_gemm_wgmma_split, hopper_only},
     {"gemv", launch_gemm_gemv, ampere_or_newer},
     {"splitk", launch_gemm_splitk, hopper_only},
 };
@@ -103,22 +106,15 @@ at::Tensor weight_view(const at::Tensor& b) {
   return k_major ? b.t() : b;
 }
 
-// auto: fp32 takes warptiled, the fastest rung at every size the ladder
-// benchmark measured on the H200 (benchmarks/results/gemm-ladder_h200.json).
-// float16/bfloat16: for decode shapes (M <= kSkinnyRows: one pass over the
-// weights) splitk on Hopper when TMA reads the operands as they are, else
-// gemv; larger M: wgmma on Hopper and mma on other sm_80+ GPUs; naive below
-// sm_80 (benchmarks/results/tensor-core_h200.json).
-constexpr int64_t kSkinnyRows = 64;
+// auto: gemm_plan.h's choice for the shape (the rules and the measurements
+// behind them are in gemm_plan.cpp).
 std::string auto_rung(const at::Tensor& a, const at::Tensor& b, Capability cap) {
-  if (a.scalar_type() == at::kFloat) return "warptiled";
-  if (!ampere_or_newer(cap)) return "naive";
-  if (a.size(0) <= kSkinnyRows) {
-    const bool tma_as_is = tma_readable(a) && tma_readable(weight_view(b)) &&
-                           a.size(1) < (int64_t{1} << 31) && b.size(1) < (int64_t{1} << 31);
-    return hopper_only(cap) && tma_as_is ? "splitk" : "gemv";
-  }
-  return hopper_only(cap) ? "wgmma" : "mma";
+  const bool half = a.scalar_type() != at::kFloat;
+  const bool tma_as_is = tma_readable(a) && tma_readable(weight_view(b)) &&
+                         a.size(1) < (int64_t{1} << 31) && b.size(1) < (int64_t{1} << 31);
+  return plan_gemm(a.size(0), b.size(1), a.size(1), half, cap, half && cap == 90 ? sm_count() : 0,
+                   tma_as_is)
+      .variant;
 }
 
 // The fp32 ladder's rungs read float32 only and the tensor-core rungs
@@ -239,7 +235,8 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   at::Tensor w = weight_view(b);
   if (a.size(1) == 1 && a.stride(1) != 1) a = a.contiguous();
   if (w.size(1) == 1 && w.stride(1) != 1) w = w.contiguous();
-  const bool tma_rung = rung.launch == launch_gemm_wgmma || rung.launch == launch_gemm_splitk;
+  const bool tma_rung = rung.launch == launch_gemm_wgmma || rung.launch == launch_gemm_splitk ||
+                        rung.launch == launch_gemm_wgmma_split;
   if (tma_rung) {
     // TMA needs 16-byte-aligned rows: re-lay the operands that break it
     // (e.g. K = 4095) once; the copy is part of the op's time.
@@ -262,13 +259,17 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
                           N,
                           K,
                           act,
-                          a_in.scalar_type() == at::kBFloat16 ? HalfType::bf16 : HalfType::fp16};
+                          a_in.scalar_type() == at::kBFloat16 ? HalfType::bf16 : HalfType::fp16,
+                          wgmma_split_override()};
   TORCH_CHECK(!tma_rung || wgmma_operands_ok(args), "memopt: the ", rung.name,
               " rung takes M, N, K < 2^31 (TMA coordinates are 32-bit), got M = ", M, ", N = ", N,
               ", K = ", K);
   TORCH_CHECK(rung.launch != launch_gemm_splitk || splitk_shape_ok(args),
               "memopt: the splitk rung takes M <= 4194240 (65535 tiles of 64 tokens), got M = ", M,
               "; use variant 'auto' or 'wgmma' for large M");
+  TORCH_CHECK(rung.launch != launch_gemm_wgmma_split || wgmma_split_shape_ok(args),
+              "memopt: the wgmma_split rung takes at most 2^28 output tiles of 128 x 256, got M = ",
+              M, ", N = ", N, "; use variant 'auto' or 'wgmma'");
   rung.launch(args, stream);
 }
 

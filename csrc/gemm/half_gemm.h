@@ -32,6 +32,7 @@ struct HalfGemmArgs {
   int64_t M, N, K;
   Activation act;
   HalfType dtype;
+  int splits = 0;  // wgmma_split only: K splits, 0 for the rule (gemm_plan.h)
 };
 
 // Hopper (sm_90a): TMA loads into swizzled shared memory, an mbarrier
@@ -49,6 +50,14 @@ void launch_gemm_wgmma_register_epilogue(const HalfGemmArgs& p, cudaStream_t str
 void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_pingpong(const HalfGemmArgs& p, cudaStream_t stream);
+
+// Hopper (sm_90a): the wgmma kernel's tile and mainloop with K split over a
+// thread-block cluster of p.splits CTAs (0: wgmma_split_count's), the
+// partial tiles summed through distributed shared memory in a fixed order.
+// For shapes with fewer output tiles than SMs. Requires wgmma_operands_ok
+// and wgmma_split_shape_ok (the grid's x extent).
+bool wgmma_split_shape_ok(const HalfGemmArgs& p);
+void launch_gemm_wgmma_split(const HalfGemmArgs& p, cudaStream_t stream);
 
 // Hopper (sm_90a), decode shapes (M <= 64; correct for any M with
 // splitk_shape_ok): the weights as wgmma's A side, the tokens as its narrow N

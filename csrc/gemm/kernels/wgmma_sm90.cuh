@@ -106,6 +106,36 @@ __device__ __forceinline__ void wgmma_k16(float (&acc)[128], uint64_t desc_a, ui
   }
 }
 
+// Stores one column group of wgmma's fp32 fragment with bias and activation:
+// (v0, v1) at (row, n), (row, n + 1) and (v2, v3) at row + 8; masked at M
+// and N. n is even, so pairs go out as one 4-byte store when the rows keep
+// them 4-byte aligned (N even).
+template <typename T>
+__device__ __forceinline__ void store_group(const KernelArgs& p, int64_t row, int64_t n, float v0,
+                                            float v1, float v2, float v3) {
+  if (n >= p.N) return;
+  T* out = static_cast<T*>(p.out);
+  const T* bias = static_cast<const T*>(p.bias);
+  const bool second = n + 1 < p.N;
+  const float b0 = bias != nullptr ? Half<T>::to_float(bias[n]) : 0.f;
+  const float b1 = bias != nullptr && second ? Half<T>::to_float(bias[n + 1]) : 0.f;
+  const float lo[2] = {v0, v2}, hi[2] = {v1, v3};
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t m = row + 8 * h;
+    if (m >= p.M) continue;
+    const float x0 = apply_activation(p.act, lo[h] + b0);
+    const float x1 = apply_activation(p.act, hi[h] + b1);
+    T* dst = out + m * p.N + n;
+    if (p.N % 2 == 0 && second) {
+      *reinterpret_cast<typename Half<T>::Pair*>(dst) = Half<T>::round_pair(x0, x1);
+    } else {
+      dst[0] = Half<T>::round(x0);
+      if (second) dst[1] = Half<T>::round(x1);
+    }
+  }
+}
+
 // Stores a consumer's 64 x 256 accumulators (its rows of the tile) with bias
 // and activation. wgmma's fp32 fragment: thread t of the warpgroup holds, for
 // each j < 32, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and columns
@@ -114,32 +144,10 @@ template <typename T>
 __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&acc)[128], int64_t m0,
                                            int64_t n0, int t) {
   const int64_t row = m0 + 16 * (t / 32) + (t % 32) / 4;
-  const int col_in = 2 * (t % 4);
-  T* out = static_cast<T*>(p.out);
-  const T* bias = static_cast<const T*>(p.bias);
-  // Pairs go out as one 4-byte store when the row keeps them 4-byte aligned.
-  const bool pairs = p.N % 2 == 0;
 #pragma unroll
   for (int j = 0; j < 32; ++j) {
-    const int64_t n = n0 + 8 * j + col_in;
-    if (n >= p.N) continue;
-    const bool second = n + 1 < p.N;
-    const float b0 = bias != nullptr ? Half<T>::to_float(bias[n]) : 0.f;
-    const float b1 = bias != nullptr && second ? Half<T>::to_float(bias[n + 1]) : 0.f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t m = row + 8 * h;
-      if (m >= p.M) continue;
-      const float v0 = apply_activation(p.act, acc[4 * j + 2 * h] + b0);
-      const float v1 = apply_activation(p.act, acc[4 * j + 2 * h + 1] + b1);
-      T* dst = out + m * p.N + n;
-      if (pairs && second) {
-        *reinterpret_cast<typename Half<T>::Pair*>(dst) = Half<T>::round_pair(v0, v1);
-      } else {
-        dst[0] = Half<T>::round(v0);
-        if (second) dst[1] = Half<T>::round(v1);
-      }
-    }
+    store_group<T>(p, row, n0 + 8 * j + 2 * (t % 4), acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
+                   acc[4 * j + 3]);
   }
 }
 
@@ -207,6 +215,101 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
   }
 }
 
+template <int kStages>
+__device__ __forceinline__ void next_stage(int& stage, uint32_t& phase) {
+  if (++stage == kStages) stage = 0, phase ^= 1;
+}
+
+// The producer thread's TMA loads of k-tiles [kt_begin, kt_end) of the tile
+// at (m0, n0) into the stage ring (A then B a stage, kStageBytes), each stage
+// once its `empty` barrier says the consumers are done with it. kClusterM =
+// 2: this CTA loads its half of B and multicasts it to both CTAs (the
+// kernel's comment says why).
+template <bool kBKMajor, int kClusterM, int kStages>
+__device__ __forceinline__ void load_tile(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                          uint8_t* smem, uint64_t* full, uint64_t* empty,
+                                          int32_t m0, int32_t n0, int kt_begin, int kt_end,
+                                          uint32_t rank, int& stage, uint32_t& phase) {
+  for (int kt = kt_begin; kt < kt_end; ++kt) {
+    uint8_t* const a = smem + stage * kStageBytes;
+    uint8_t* const b = a + kTileABytes;
+    sm90::mbar_wait(&empty[stage], phase ^ 1);
+    // A (own) + all of B (this CTA's half and the peer's) land here.
+    sm90::mbar_arrive_expect_tx(&full[stage], kStageBytes);
+    const int32_t k0 = kt * kBlockK;
+    sm90::tma_load_2d(a, map_a, k0, m0, &full[stage]);
+    if constexpr (kClusterM == 1) {
+      if constexpr (kBKMajor) {
+        sm90::tma_load_2d(b, map_b, k0, n0, &full[stage]);
+      } else {
+#pragma unroll
+        for (int box = 0; box < kBlockN / kBoxN; ++box) {
+          sm90::tma_load_2d(b + box * kBoxBytes, map_b, n0 + box * kBoxN, k0, &full[stage]);
+        }
+      }
+    } else {
+      constexpr uint16_t kAll = (1u << kClusterM) - 1;
+      if constexpr (kBKMajor) {
+        // The map's box is kBlockN / kClusterM rows of W.
+        constexpr int kRows = kBlockN / kClusterM;
+        sm90::tma_load_2d_multicast(b + rank * kRows * 128, map_b, k0,
+                                    n0 + static_cast<int32_t>(rank) * kRows, &full[stage], kAll);
+      } else {
+        constexpr int kBoxes = kBlockN / kBoxN / kClusterM;
+#pragma unroll
+        for (int j = 0; j < kBoxes; ++j) {
+          const int box = static_cast<int>(rank) * kBoxes + j;
+          sm90::tma_load_2d_multicast(b + box * kBoxBytes, map_b, n0 + box * kBoxN, k0,
+                                      &full[stage], kAll);
+        }
+      }
+    }
+    next_stage<kStages>(stage, phase);
+  }
+}
+
+// A consumer warpgroup's wgmmas over k-tiles [kt_begin, kt_end) (at least
+// one) into acc, its 64 rows of the tile; `release(stage)` frees each stage
+// once every wgmma that read it is done. One k-tile of wgmmas stays in
+// flight (wait_group 1): the stage of the k-tile before is freed while this
+// one runs. Returns with every wgmma complete and every stage released.
+template <typename T, bool kBKMajor, int kStages, typename Release>
+__device__ __forceinline__ void mma_tile(float (&acc)[128], uint8_t* smem, uint64_t* full,
+                                         int consumer, int kt_begin, int kt_end, int& stage,
+                                         uint32_t& phase, const Release& release) {
+  int prev_stage = -1;
+  for (int kt = kt_begin; kt < kt_end; ++kt) {
+    sm90::mbar_wait(&full[stage], phase);
+    const uint32_t a_base = sm90::smem_addr(smem + stage * kStageBytes) + consumer * 64 * 128;
+    const uint32_t b_base = sm90::smem_addr(smem + stage * kStageBytes + kTileABytes);
+    sm90::fence_accumulators(acc);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockK / 16; ++kk) {
+      // A: 32 bytes further per k-step inside the 128-byte rows.
+      const uint64_t desc_a = sm90::smem_desc_sw128(a_base + kk * 32, 16, 1024);
+      // B K-major likewise; MN-major: 16 k-rows of 128 bytes further, its
+      // 64-column boxes kBoxBytes apart.
+      const uint64_t desc_b = kBKMajor
+                                  ? sm90::smem_desc_sw128(b_base + kk * 32, 16, 1024)
+                                  : sm90::smem_desc_sw128(b_base + kk * 16 * 128, kBoxBytes, 1024);
+      wgmma_k16<T, kBKMajor>(acc, desc_a, desc_b, (kt > kt_begin || kk > 0) ? 1 : 0);
+    }
+    sm90::wgmma_commit();
+    // The k-tile before this one is done with its stage: free it. Each warp
+    // signals after its own wait, so the stage is free once every consumer
+    // warp has passed it.
+    sm90::wgmma_wait<1>();
+    sm90::fence_accumulators(acc);
+    if (prev_stage >= 0) release(prev_stage);
+    prev_stage = stage;
+    next_stage<kStages>(stage, phase);
+  }
+  sm90::wgmma_wait<0>();
+  sm90::fence_accumulators(acc);
+  release(prev_stage);
+}
+
 // kClusterM = 2: the two CTAs of a cluster own vertically adjacent tiles of
 // one tile-column, so they need the same B tile; each loads half of it and
 // TMA multicasts that half into both, halving B's L2 -> SM traffic (at 700
@@ -232,8 +335,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   // the wgmma descriptors is anchored to 1024-byte atoms.
   uint8_t* smem = reinterpret_cast<uint8_t*>(
       (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
-  const auto tile_a = [&](int s) { return smem + s * kStageBytes; };
-  const auto tile_b = [&](int s) { return smem + s * kStageBytes + kTileABytes; };
   uint8_t* const c_smem = smem + kStages * kStageBytes;  // kTmaStore only
 
   const int warpgroup = threadIdx.x / 128;
@@ -276,42 +377,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         tile_of(unit, tm, tn);
         const int32_t m0 = static_cast<int32_t>(tm * kBlockM);
         const int32_t n0 = static_cast<int32_t>(tn * kBlockN);
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          sm90::mbar_wait(&empty[stage], phase ^ 1);
-          // A (own) + all of B (this CTA's half and the peer's) land here.
-          sm90::mbar_arrive_expect_tx(&full[stage], kStageBytes);
-          const int32_t k0 = kt * kBlockK;
-          sm90::tma_load_2d(tile_a(stage), &map_a, k0, m0, &full[stage]);
-          if constexpr (kClusterM == 1) {
-            if constexpr (kBKMajor) {
-              sm90::tma_load_2d(tile_b(stage), &map_b, k0, n0, &full[stage]);
-            } else {
-#pragma unroll
-              for (int box = 0; box < kBlockN / kBoxN; ++box) {
-                sm90::tma_load_2d(tile_b(stage) + box * kBoxBytes, &map_b, n0 + box * kBoxN, k0,
-                                  &full[stage]);
-              }
-            }
-          } else {
-            constexpr uint16_t kAll = (1u << kClusterM) - 1;
-            if constexpr (kBKMajor) {
-              // The map's box is kBlockN / kClusterM rows of W.
-              constexpr int kRows = kBlockN / kClusterM;
-              sm90::tma_load_2d_multicast(tile_b(stage) + rank * kRows * 128, &map_b, k0,
-                                          n0 + static_cast<int32_t>(rank) * kRows, &full[stage],
-                                          kAll);
-            } else {
-              constexpr int kBoxes = kBlockN / kBoxN / kClusterM;
-#pragma unroll
-              for (int j = 0; j < kBoxes; ++j) {
-                const int box = static_cast<int>(rank) * kBoxes + j;
-                sm90::tma_load_2d_multicast(tile_b(stage) + box * kBoxBytes, &map_b,
-                                            n0 + box * kBoxN, k0, &full[stage], kAll);
-              }
-            }
-          }
-          if (++stage == kStages) stage = 0, phase ^= 1;
-        }
+        load_tile<kBKMajor, kClusterM, kStages>(&map_a, &map_b, smem, full, empty, m0, n0, 0,
+                                                k_tiles, rank, stage, phase);
       }
     }
   } else {
@@ -335,37 +402,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int64_t unit = first_unit; unit < num_units; unit += unit_step) {
       int64_t tm, tn;
       tile_of(unit, tm, tn);
-      int prev_stage = -1;
-      for (int kt = 0; kt < k_tiles; ++kt) {
-        sm90::mbar_wait(&full[stage], phase);
-        const uint32_t a_base = sm90::smem_addr(tile_a(stage)) + consumer * 64 * 128;
-        const uint32_t b_base = sm90::smem_addr(tile_b(stage));
-        sm90::fence_accumulators(acc);
-        sm90::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kBlockK / 16; ++kk) {
-          // A: 32 bytes further per k-step inside the 128-byte rows.
-          const uint64_t desc_a = sm90::smem_desc_sw128(a_base + kk * 32, 16, 1024);
-          // B K-major likewise; MN-major: 16 k-rows of 128 bytes further, its
-          // 64-column boxes kBoxBytes apart.
-          const uint64_t desc_b = kBKMajor
-                                      ? sm90::smem_desc_sw128(b_base + kk * 32, 16, 1024)
-                                      : sm90::smem_desc_sw128(b_base + kk * 16 * 128, kBoxBytes, 1024);
-          wgmma_k16<T, kBKMajor>(acc, desc_a, desc_b, (kt > 0 || kk > 0) ? 1 : 0);
-        }
-        sm90::wgmma_commit();
-        // The k-tile before this one is done with its stage: free it. Each
-        // warp signals after its own wait, so the stage is free once every
-        // consumer warp has passed it.
-        sm90::wgmma_wait<1>();
-        sm90::fence_accumulators(acc);
-        if (prev_stage >= 0) release(prev_stage);
-        prev_stage = stage;
-        if (++stage == kStages) stage = 0, phase ^= 1;
-      }
-      sm90::wgmma_wait<0>();
-      sm90::fence_accumulators(acc);
-      release(prev_stage);
+      mma_tile<T, kBKMajor, kStages>(acc, smem, full, consumer, 0, k_tiles, stage, phase, release);
       if constexpr (kTmaStore) {
         store_tile_tma<T, kStaged>(p, &map_out, acc, c_smem + consumer * kStaged * kCBoxBytes,
                           tm * kBlockM + consumer * 64, tn * kBlockN, t, consumer, first_tile);

@@ -17,10 +17,12 @@ import torch
 
 import torch_memopt
 
-from . import add_norm, constant_memory, e2e, gemm_ladder, models, norms, ops, tensor_core
+from . import (add_norm, constant_memory, e2e, gemm_ladder, models, norms, ops, tensor_core,
+               transformer_gemm)
 
 SUITES = {module.NAME: module for module in
-          (models, ops, gemm_ladder, tensor_core, norms, add_norm, constant_memory, e2e)}
+          (models, ops, gemm_ladder, tensor_core, transformer_gemm, norms, add_norm,
+                constant_memory, e2e)}
 DEFAULT = models.NAME
 
 

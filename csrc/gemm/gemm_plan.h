@@ -1,0 +1,36 @@
+// What `auto` runs for a GEMM of a shape, and why: one function that
+// gemm_cuda.cu's auto choice and torch_memopt.gemm_plan both ask, so the
+// answer Python reads is the launch the op makes. Pure arithmetic on the
+// shape and the device's SM count: ATen- and CUDA-free, it builds in the
+// CPU-only extension too.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/variants.h"
+
+namespace memopt {
+
+struct GemmPlan {
+  std::string variant;  // the rung auto takes
+  int splits = 1;       // K splits over a cluster (wgmma_split), else 1
+  int64_t tiles = 0;    // output tiles of the rung's tile shape (0: not a tiled rung)
+  int64_t ctas = 0;     // blocks the launch asks for (0: not worked out here)
+  std::string reason;   // the rule and the measurement behind it
+};
+
+// M x K @ K x N. half: bfloat16 / float16 (else float32); tma_as_is: TMA can
+// read both operands without a re-laid copy (rows 16-byte aligned).
+GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
+                   bool tma_as_is);
+
+// The wgmma_split rung's K splits for a shape (1: no split pays).
+int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count);
+
+// A process-wide override of wgmma_split's splits for the tuning sweep
+// (benchmarks/tune/sweep_wgmma_split.py) and the tests; 0 restores the rule.
+void set_wgmma_split_override(int splits);
+int wgmma_split_override();
+
+}  // namespace memopt

@@ -1,0 +1,131 @@
+// The wgmma_split rung: the wgmma rung's 128 x 256 tile and mainloop
+// (wgmma_sm90.cuh) with K split across the CTAs of a thread-block cluster,
+// for the shapes where output tiles are fewer than SMs. Launcher and the
+// split it takes: gemm/wgmma_split_sm90.cu; the chooser: gemm/gemm_plan.cpp.
+//
+// Why: at M = 128, N = K = 4096 the output is 16 tiles of 128 x 256, so the
+// persistent kernel keeps 16 of 132 SMs busy and streams the 32 MB of
+// weights at an eighth of the copy bandwidth (52 us against cuBLAS's 19 us,
+// H200). Split 8 ways along K, 128 CTAs each read 1/8 of the weights.
+//
+// Structure:
+// - grid = tiles x splits, cluster (splits, 1, 1): the CTAs of a cluster
+//   share one output tile, CTA `rank` takes k-tiles [rank x kps, (rank + 1)
+//   x kps). One tile a cluster, no persistence: the grid is one wave where
+//   the chooser picks a split (tiles x splits <= SMs).
+// - The mainloop is the wgmma rung's: one producer warpgroup issuing TMA
+//   loads, two consumer warpgroups of 64 rows, 4 stages of 48 KB.
+// - The reduction, deterministic and without a workspace: after its last
+//   wgmma each CTA writes its fp32 partial tile (128 KB) over its own stage
+//   buffers, the cluster syncs, and CTA `rank` sums column groups [rank x 32
+//   / splits, ...) of the tile over every CTA's partial, in rank order,
+//   through distributed shared memory, then adds bias, applies the
+//   activation and stores. The sum's order never depends on timing: two runs
+//   are bit-equal.
+// - The partial's layout: float4 (j, t) of consumer c (its fragment's column
+//   group j, thread t) at ((c x 32 + j) x 128 + t) x 16 bytes: a warp writes
+//   and reads 512 contiguous bytes, no bank conflicts either way.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include "gemm/kernels/wgmma_sm90.cuh"
+
+namespace memopt {
+namespace wgmma {
+
+constexpr int kSplitStages = kStages;  // 4 x 48 KB: the partial (128 KB) fits over them
+constexpr int kPartialBytes = kConsumers * 64 * kBlockN * 4;
+static_assert(kPartialBytes <= kSplitStages * kStageBytes, "the fp32 partial tile fits over the stages");
+constexpr int kSplitSmemBytes = kSplitStages * kStageBytes + 1024;
+constexpr int kMaxSplits = 8;  // the portable cluster size
+constexpr int kColumnGroups = kBlockN / 8;  // 32 groups of 8 columns in a consumer's fragment
+
+// p.K's k-tiles, kps a CTA: the launcher picks splits so that every CTA of a
+// cluster has at least one (splits = ceil(k_tiles / kps)).
+template <typename T, bool kBKMajor>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_wgmma_split_kernel(const __grid_constant__ CUtensorMap map_a,
+                            const __grid_constant__ CUtensorMap map_b, KernelArgs p, int kps) {
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ uint64_t full[kSplitStages], empty[kSplitStages];
+  uint8_t* smem = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int splits = static_cast<int>(cluster.num_blocks());
+  const int rank = static_cast<int>(cluster.block_rank());
+
+  const int warpgroup = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kSplitStages; ++s) {
+      sm90::mbar_init(&full[s], 1);
+      sm90::mbar_init(&empty[s], kConsumers * 4);
+    }
+    sm90::mbar_fence_init();
+  }
+  __syncthreads();
+
+  const int64_t tiles_m = (p.M + kBlockM - 1) / kBlockM;
+  const int64_t tiles_n = (p.N + kBlockN - 1) / kBlockN;
+  int64_t tm, tn;
+  grouped_tile(blockIdx.x / splits, tiles_m, tiles_n, tm, tn);
+  const int k_tiles = static_cast<int>((p.K + kBlockK - 1) / kBlockK);
+  const int kt_begin = rank * kps;
+  const int kt_end = min(k_tiles, kt_begin + kps);
+  const int t = threadIdx.x % 128;
+  const int consumer = warpgroup - 1;
+  float4* const partial = reinterpret_cast<float4*>(smem);
+
+  if (warpgroup == 0) {
+    sm90::setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      load_tile<kBKMajor, 1, kSplitStages>(&map_a, &map_b, smem, full, empty,
+                                           static_cast<int32_t>(tm * kBlockM),
+                                           static_cast<int32_t>(tn * kBlockN), kt_begin, kt_end,
+                                           0, stage, phase);
+    }
+  } else {
+    sm90::setmaxnreg_inc<kConsumerRegs>();
+    const auto release = [&](int stage) {
+      if (t % 32 == 0) sm90::mbar_arrive(&empty[stage]);
+    };
+    float acc[128];
+    int stage = 0;
+    uint32_t phase = 0;
+    mma_tile<T, kBKMajor, kSplitStages>(acc, smem, full, consumer, kt_begin, kt_end, stage, phase,
+                                        release);
+    // Both consumers' wgmmas have read their last stages before either
+    // writes its partial over them (the partials span stages 0-2).
+    sm90::named_barrier_sync(1, 128 * kConsumers);
+#pragma unroll
+    for (int j = 0; j < kColumnGroups; ++j) {
+      partial[(consumer * kColumnGroups + j) * 128 + t] =
+          make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+    }
+  }
+
+  // Every CTA's partial is written (the producer warpgroup arrives too).
+  cluster.sync();
+  if (warpgroup > 0) {
+    const int per_cta = (kColumnGroups + splits - 1) / splits;
+    const int j_end = min(kColumnGroups, (rank + 1) * per_cta);
+    const int64_t row = tm * kBlockM + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
+    for (int j = rank * per_cta; j < j_end; ++j) {
+      float4* const mine = partial + (consumer * kColumnGroups + j) * 128 + t;
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int s = 0; s < splits; ++s) {
+        const float4 v = *cluster.map_shared_rank(mine, s);
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      }
+      store_group<T>(p, row, tn * kBlockN + 8 * j + 2 * (t % 4), sum.x, sum.y, sum.z, sum.w);
+    }
+  }
+  // No CTA leaves while a peer may still read its shared memory.
+  cluster.sync();
+}
+
+}  // namespace wgmma
+}  // namespace memopt

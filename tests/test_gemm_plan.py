@@ -1,0 +1,62 @@
+"""torch_memopt.gemm_plan: what auto runs for a shape, asked of a described GPU (no GPU
+needed): the rung by dtype, capability and M, wgmma_split's K splits where 128 x 256
+tiles are fewer than SMs, and clear errors for bad arguments."""
+import pytest
+import torch
+
+import torch_memopt
+
+H200 = {"capability": (9, 0), "sm_count": 132}
+
+
+def plan(M, N, K, dtype=torch.bfloat16, **kw):
+    return torch_memopt.gemm_plan(M, N, K, dtype, **{**H200, **kw})
+
+
+def test_rung_by_dtype_capability_and_m():
+    assert plan(4096, 4096, 4096, torch.float32)["variant"] == "warptiled"
+    assert plan(64, 4096, 4096)["variant"] == "splitk"
+    assert plan(64, 4096, 4096, aligned=False)["variant"] == "gemv"
+    assert plan(64, 4096, 4096, capability=(8, 0))["variant"] == "gemv"
+    assert plan(4096, 4096, 4096, capability=(8, 9))["variant"] == "mma"
+    assert plan(4096, 4096, 4096, capability=(7, 5))["variant"] == "naive"
+    assert plan(4096, 4096, 4096)["variant"] == "wgmma"
+
+
+@pytest.mark.parametrize("M, N, K, splits", [
+    (128, 4096, 4096, 8),    # 16 tiles: 8 x 16 = 128 CTAs of 132
+    (128, 6144, 4096, 5),    # 24 tiles: 5 x 24 = 120
+    (256, 4096, 14336, 4),   # 32 tiles
+    (512, 12288, 4096, 1),   # 192 tiles: more than the SMs
+    (128, 28672, 4096, 1),   # 112 tiles: one wave already
+    (128, 4096, 448, 1),     # 7 k-tiles: too few to split
+])
+def test_wgmma_split_count_fills_one_wave(M, N, K, splits):
+    p = plan(M, N, K)
+    assert p["splits"] == splits, p
+    assert p["variant"] == ("wgmma_split" if splits > 1 else "wgmma"), p
+    assert p["tiles"] == -(-M // 128) * -(-N // 256)
+    if splits > 1:
+        assert p["ctas"] == p["tiles"] * splits <= 132
+
+
+def test_fewer_sms_split_less():
+    assert plan(128, 4096, 4096, sm_count=64)["splits"] == 4
+
+
+@pytest.mark.parametrize("args, kwargs, error, match", [
+    ((0, 4096, 4096), {}, ValueError, r"M must be >= 1, got 0"),
+    ((128, 4096.0, 4096), {}, TypeError, r"N must be an int, got float"),
+    ((128, 4096, 4096, torch.int8), {}, TypeError, r"dtype must be one of"),
+    ((128, 4096, 4096), {"capability": (9, 0)}, ValueError, r"pass both capability and sm_count"),
+    ((128, 4096, 4096), {"capability": (9, 0), "sm_count": 0}, ValueError, r"sm_count must be >= 1"),
+])
+def test_bad_arguments_name_themselves(args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        torch_memopt.gemm_plan(*args, **kwargs)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="asks the current GPU when one is present")
+def test_without_a_gpu_it_asks_for_one_described():
+    with pytest.raises(RuntimeError, match=r"no CUDA device; pass capability"):
+        torch_memopt.gemm_plan(128, 4096, 4096)

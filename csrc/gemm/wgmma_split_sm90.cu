@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #include "common/cluster_launch.cuh"
 #include "common/device_info.h"
@@ -39,6 +41,13 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
   ClusterLaunch cluster(dim3(static_cast<unsigned>(tiles * splits)), dim3(kThreads),
                         dim3(static_cast<unsigned>(splits)), stream, kSplitSmemBytes);
+  if (std::getenv("MEMOPT_WGMMA_VERBOSE") != nullptr) {
+    int fits = 0;
+    cudaOccupancyMaxActiveClusters(&fits, kernel, &cluster.config());
+    cudaGetLastError();
+    std::fprintf(stderr, "wgmma_split: %lld tiles x %d splits (%d k-tiles each); %d clusters of %d fit at once\n",
+                 static_cast<long long>(tiles), splits, kps, fits, splits);
+  }
   cluster.launch(kernel, map_a, map_b, args, kps);  // checked by gemm_cuda.cu's launch check
 }
 

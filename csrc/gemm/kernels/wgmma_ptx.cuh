@@ -137,6 +137,24 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta)
       : "memory");
 }
 
+// The shared::cluster address of the word at shared-memory address `addr`
+// (smem_addr) in CTA `cta` of the cluster, and a 16-byte load through it
+// (distributed shared memory): 32-bit addresses, where a generic pointer
+// from cooperative_groups' map_shared_rank takes two registers a load.
+__device__ __forceinline__ uint32_t cluster_addr(uint32_t addr, uint32_t cta) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(cta));
+  return remote;
+}
+__device__ __forceinline__ float4 ld_cluster_f4(uint32_t remote) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+
 // tma_load_2d into the same offset of every CTA in `cta_mask`, completing
 // bytes on the barrier at `bar`'s offset in each of them.
 __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map,

@@ -114,11 +114,22 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int j_end = min(kColumnGroups, (rank + 1) * per_cta);
     const int64_t row = tm * kBlockM + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
     for (int j = rank * per_cta; j < j_end; ++j) {
-      float4* const mine = partial + (consumer * kColumnGroups + j) * 128 + t;
+      const uint32_t mine = sm90::smem_addr(partial + (consumer * kColumnGroups + j) * 128 + t);
+      // The splits' loads go out four at a time before their adds (in rank
+      // order): four distributed shared-memory loads in flight a thread
+      // rather than one.
       float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-      for (int s = 0; s < splits; ++s) {
-        const float4 v = *cluster.map_shared_rank(mine, s);
-        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      for (int s0 = 0; s0 < splits; s0 += 4) {
+        float4 v[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          // Past the last split: a valid address read again, never added.
+          v[i] = sm90::ld_cluster_f4(sm90::cluster_addr(mine, min(s0 + i, splits - 1)));
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          if (s0 + i < splits) sum.x += v[i].x, sum.y += v[i].y, sum.z += v[i].z, sum.w += v[i].w;
+        }
       }
       store_group<T>(p, row, tn * kBlockN + 8 * j + 2 * (t % 4), sum.x, sum.y, sum.z, sum.w);
     }

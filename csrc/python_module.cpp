@@ -94,16 +94,18 @@ PyObject* kernel_info(PyObject* /*self*/, PyObject* args) {
   return list;
 }
 
-// gemm_plan(M, N, K, half, capability, sm_count, tma_as_is) -> dict: what
-// auto runs for the shape (gemm/gemm_plan.h).
+// gemm_plan(M, N, K, half, capability, sm_count, tma_as_is, on_device) -> dict:
+// what auto runs for the shape (gemm/gemm_plan.h); on_device: for the current
+// CUDA device (its cluster packing asked), else for the GPU described.
 PyObject* gemm_plan(PyObject* /*self*/, PyObject* args) {
   long long M = 0, N = 0, K = 0;
-  int half = 0, capability = 0, sm_count = 0, tma_as_is = 0;
-  if (!PyArg_ParseTuple(args, "LLLpiip", &M, &N, &K, &half, &capability, &sm_count, &tma_as_is)) {
+  int half = 0, capability = 0, sm_count = 0, tma_as_is = 0, on_device = 0;
+  if (!PyArg_ParseTuple(args, "LLLpiipp", &M, &N, &K, &half, &capability, &sm_count, &tma_as_is,
+                        &on_device)) {
     return nullptr;
   }
-  const memopt::GemmPlan plan =
-      memopt::plan_gemm(M, N, K, half != 0, capability, sm_count, tma_as_is != 0);
+  const memopt::GemmPlan plan = memopt::plan_gemm(M, N, K, half != 0, capability, sm_count,
+                                                  tma_as_is != 0, on_device != 0);
   return Py_BuildValue("{s:s,s:i,s:L,s:L,s:s}", "variant", plan.variant.c_str(), "splits",
                        plan.splits, "tiles", static_cast<long long>(plan.tiles), "ctas",
                        static_cast<long long>(plan.ctas), "reason", plan.reason.c_str());
@@ -131,7 +133,7 @@ PyMethodDef methods[] = {
     {"kernel_info", kernel_info, METH_VARARGS,
      "kernel_info(op, variant) -> list of dicts of the variant's kernels' cudaFuncGetAttributes"},
     {"gemm_plan", gemm_plan, METH_VARARGS,
-     "gemm_plan(M, N, K, half, capability, sm_count, tma_as_is) -> dict of what auto runs"},
+     "gemm_plan(M, N, K, half, capability, sm_count, tma_as_is, on_device) -> dict of what auto runs"},
     {"_set_wgmma_splits", set_wgmma_splits, METH_VARARGS,
      "_set_wgmma_splits(n) -> previous: wgmma_split's K splits (0: the rule)"},
     {nullptr, nullptr, 0, nullptr}};

@@ -24,8 +24,8 @@ def test_rung_by_dtype_capability_and_m():
 
 
 @pytest.mark.parametrize("M, N, K, splits", [
-    (128, 4096, 4096, 8),    # 16 tiles: 8 x 16 = 128 CTAs of 132
-    (128, 6144, 4096, 5),    # 24 tiles: 5 x 24 = 120
+    (128, 4096, 4096, 6),    # 16 tiles: 6 splits at most (no gain past them)
+    (128, 6144, 4096, 5),    # 24 tiles: 26 clusters of 5 fit when packed ideally
     (256, 4096, 14336, 4),   # 32 tiles
     (512, 12288, 4096, 1),   # 192 tiles: more than the SMs
     (128, 28672, 4096, 1),   # 112 tiles: one wave already
@@ -40,7 +40,9 @@ def test_wgmma_split_count_fills_one_wave(M, N, K, splits):
         assert p["ctas"] == p["tiles"] * splits <= 132
 
 
-def test_fewer_sms_split_less():
+def test_ideal_packing_of_a_described_gpu():
+    """A described GPU's clusters are assumed packed ideally, sm_count / splits at once:
+    at 64 SMs 16 tiles take 4 splits (16 clusters of 4 fit, 12 of 5 would not)."""
     assert plan(128, 4096, 4096, sm_count=64)["splits"] == 4
 
 

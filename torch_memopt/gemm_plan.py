@@ -55,15 +55,19 @@ def gemm_plan(
 
     The device is ``device`` (default: the current CUDA device); without a GPU,
     pass ``capability`` (e.g. ``(9, 0)``) and ``sm_count`` (132 on an H200) to
-    ask about one. ``aligned=False`` asks for operands whose rows TMA cannot
+    ask about one (its clusters then assumed packed ideally: ``sm_count / splits`` of
+    them at once, where a present GPU is asked; the H200 fits 22 clusters of 5, not
+    26). ``aligned=False`` asks for operands whose rows TMA cannot
     read as they are (a row stride that is not a multiple of 8 elements).
     """
     M, N, K = _dim("M", M), _dim("N", N), _dim("K", K)
     if dtype not in _DTYPES:
         raise TypeError(f"gemm_plan: dtype must be one of float32, bfloat16, float16, got {dtype}")
-    if capability is None or sm_count is None:
-        if capability is not None or sm_count is not None:
+    on_device = capability is None and sm_count is None
+    if not on_device:
+        if capability is None or sm_count is None:
             raise ValueError("gemm_plan: pass both capability and sm_count, or neither (a CUDA device)")
+    else:
         if not torch.cuda.is_available():
             raise RuntimeError(
                 "gemm_plan: no CUDA device; pass capability=(major, minor) and sm_count= to ask "
@@ -74,7 +78,14 @@ def gemm_plan(
             raise ValueError(f"gemm_plan: device must be a CUDA device, got {dev}")
         props = torch.cuda.get_device_properties(dev)
         capability, sm_count = (props.major, props.minor), props.multi_processor_count
+        with torch.cuda.device(dev):  # the cluster packing is asked of the current device
+            return _plan(M, N, K, dtype, capability, sm_count, aligned, True)
+    return _plan(M, N, K, dtype, capability, sm_count, aligned, False)
+
+
+def _plan(M, N, K, dtype, capability, sm_count, aligned, on_device) -> GemmPlan:
     major, minor = capability
     if _dim("sm_count", sm_count) and not (0 <= minor <= 9):
         raise ValueError(f"gemm_plan: capability must be (major, minor) with minor 0-9, got {capability}")
-    return _C.gemm_plan(M, N, K, dtype != torch.float32, 10 * major + minor, sm_count, bool(aligned))
+    return _C.gemm_plan(M, N, K, dtype != torch.float32, 10 * major + minor, sm_count, bool(aligned),
+                        on_device)

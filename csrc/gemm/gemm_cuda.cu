@@ -113,7 +113,7 @@ std::string auto_rung(const at::Tensor& a, const at::Tensor& b, Capability cap) 
   const bool tma_as_is = tma_readable(a) && tma_readable(weight_view(b)) &&
                          a.size(1) < (int64_t{1} << 31) && b.size(1) < (int64_t{1} << 31);
   return plan_gemm(a.size(0), b.size(1), a.size(1), half, cap, half && cap == 90 ? sm_count() : 0,
-                   tma_as_is)
+                   tma_as_is, true)
       .variant;
 }
 

@@ -11,32 +11,53 @@ namespace {
 
 // The wgmma rungs' output tile and k-tile (kernels/wgmma_sm90.cuh).
 constexpr int64_t kTileM = 128, kTileN = 256, kTileK = 64;
-constexpr int kMaxSplits = 8;  // the portable cluster size
 // A split needs k-tiles enough to fill the 4-stage pipeline more than once.
 constexpr int64_t kMinKTilesPerSplit = 4;
+// Past 6 splits the sweep measured no gain where the grid still fit one wave
+// (M = 128, N = K = 4096: 27.2 / 26.9 / 26.7 us at 4 / 5 / 6 splits, H200).
+constexpr int kMaxRuleSplits = 6;
 // Decode shapes: one pass over the weights (splitk, gemv).
 constexpr int64_t kSkinnyRows = 64;
 
 std::atomic<int> g_split_override{0};
+std::atomic<ClusterFitsQuery> g_fits_query{nullptr};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+int64_t clusters_that_fit(int splits, int sm_count, bool on_device) {
+  const ClusterFitsQuery query = g_fits_query.load(std::memory_order_relaxed);
+  if (on_device && query != nullptr) {
+    const int fits = query(splits);
+    if (fits > 0) return fits;
+  }
+  return sm_count / splits;
+}
+
 }  // namespace
 
-int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count) {
+void register_cluster_fits_query(ClusterFitsQuery query) { g_fits_query.store(query); }
+
+// The sweep (benchmarks/results/tune/wgmma_split_h200.json) at the Llama
+// layers, M = 64-512: the fastest split was the largest whose clusters all
+// fit at once; one cluster more than fits runs a second wave and costs
+// 1.3-1.6x (M = 128, N = 6144: 31.4 us at 4 splits, 24 clusters of the 30
+// that fit; 47.1 us at 5 splits, 24 of 22). The H200 fits 132 / 66 / 39 /
+// 30 / 22 / 17 / 15 / 15 clusters of 1-8 CTAs of 197 KB: GPCs, not SMs,
+// bound them.
+int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_device) {
   const int64_t tiles = ceil_div(M, kTileM) * ceil_div(N, kTileN);
   const int64_t k_tiles = ceil_div(K, kTileK);
-  // The most splits that keep the grid one wave (tiles x splits <= SMs) and
-  // each split >= kMinKTilesPerSplit k-tiles.
   int splits = 1;
-  for (int s = 2; s <= kMaxSplits; ++s) {
-    if (tiles * s <= sm_count && k_tiles >= s * kMinKTilesPerSplit) splits = s;
+  for (int s = 2; s <= kMaxRuleSplits; ++s) {
+    if (k_tiles >= s * kMinKTilesPerSplit && tiles <= clusters_that_fit(s, sm_count, on_device)) {
+      splits = s;
+    }
   }
   return splits;
 }
 
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
-                   bool tma_as_is) {
+                   bool tma_as_is, bool on_device) {
   GemmPlan plan;
   if (!half) {
     plan.variant = "warptiled";
@@ -62,11 +83,13 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
   }
   plan.tiles = ceil_div(M, kTileM) * ceil_div(N, kTileN);
   const int override_splits = wgmma_split_override();
-  plan.splits = override_splits > 0 ? override_splits : wgmma_split_count(M, N, K, sm_count);
+  plan.splits = override_splits > 0 ? override_splits : wgmma_split_count(M, N, K, sm_count, on_device);
   if (plan.splits > 1) {
     plan.variant = "wgmma_split";
     plan.ctas = plan.tiles * plan.splits;
-    plan.reason = "fewer 128x256 tiles than SMs: K split over a cluster, tiles x splits <= SMs";
+    plan.reason =
+        "fewer 128x256 tiles than SMs: K split over clusters of `splits` CTAs, the most splits "
+        "(<= 6, >= 4 k-tiles each) whose clusters all fit on the GPU at once";
   } else {
     plan.variant = "wgmma";
     plan.ctas = std::min<int64_t>(plan.tiles, sm_count);

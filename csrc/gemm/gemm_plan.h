@@ -20,13 +20,23 @@ struct GemmPlan {
   std::string reason;   // the rule and the measurement behind it
 };
 
+// How many clusters of `splits` wgmma_split CTAs the current device runs at
+// once (cudaOccupancyMaxActiveClusters; 0 when it cannot say). The CUDA
+// launcher (wgmma_split_sm90.cu) registers it at load time; without it (a
+// CPU-only build, or a GPU described rather than present) the plan assumes
+// sm_count / splits.
+using ClusterFitsQuery = int (*)(int splits);
+void register_cluster_fits_query(ClusterFitsQuery query);
+
 // M x K @ K x N. half: bfloat16 / float16 (else float32); tma_as_is: TMA can
-// read both operands without a re-laid copy (rows 16-byte aligned).
+// read both operands without a re-laid copy (rows 16-byte aligned);
+// on_device: the plan is for the current CUDA device, whose cluster packing
+// can be asked (else a GPU of `cap` and `sm_count` with ideal packing).
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
-                   bool tma_as_is);
+                   bool tma_as_is, bool on_device);
 
 // The wgmma_split rung's K splits for a shape (1: no split pays).
-int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count);
+int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_device);
 
 // A process-wide override of wgmma_split's splits for the tuning sweep
 // (benchmarks/tune/sweep_wgmma_split.py) and the tests; 0 restores the rule.

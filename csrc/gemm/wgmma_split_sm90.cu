@@ -30,7 +30,7 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
                                 : make_tma_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
   const int64_t tiles = ((p.M + kBlockM - 1) / kBlockM) * ((p.N + kBlockN - 1) / kBlockN);
   const int k_tiles = static_cast<int>((p.K + kBlockK - 1) / kBlockK);
-  int splits = p.splits > 0 ? p.splits : wgmma_split_count(p.M, p.N, p.K, sm_count());
+  int splits = p.splits > 0 ? p.splits : wgmma_split_count(p.M, p.N, p.K, sm_count(), true);
   splits = std::max(1, std::min({splits, kMaxSplits, k_tiles}));
   // Every CTA gets at least one k-tile: 9 k-tiles in 4 splits are 3 + 3 + 3.
   const int kps = (k_tiles + splits - 1) / splits;
@@ -50,6 +50,39 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   }
   cluster.launch(kernel, map_a, map_b, args, kps);  // checked by gemm_cuda.cu's launch check
 }
+
+// gemm_plan's ClusterFitsQuery: clusters of `splits` CTAs of this kernel
+// (197 KB of shared memory each, so one an SM) that the current device runs
+// at once, asked once per device and size. Every instantiation has the same
+// block and shared memory, so one answers for all.
+int cluster_fits(int splits) {
+  using namespace wgmma;
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices][kMaxSplits + 1];
+  int device = 0;
+  if (splits < 1 || splits > kMaxSplits || cudaGetDevice(&device) != cudaSuccess || device < 0 ||
+      device >= kMaxDevices) {
+    return 0;
+  }
+  int fits = cache[device][splits].load(std::memory_order_relaxed);
+  if (fits > 0) return fits;
+  const auto kernel = gemm_wgmma_split_kernel<__nv_bfloat16, true>;
+  static std::atomic<unsigned long long> opted_in{0};
+  opt_in_shared_memory(kernel, kSplitSmemBytes, opted_in);
+  ClusterLaunch cluster(dim3(static_cast<unsigned>(splits * sm_count())), dim3(kThreads),
+                        dim3(static_cast<unsigned>(splits)), nullptr, kSplitSmemBytes);
+  if (cudaOccupancyMaxActiveClusters(&fits, kernel, &cluster.config()) != cudaSuccess) {
+    cudaGetLastError();  // the plan falls back to sm_count / splits
+    return 0;
+  }
+  cache[device][splits].store(fits, std::memory_order_relaxed);
+  return fits;
+}
+
+struct RegisterFitsQuery {
+  RegisterFitsQuery() { register_cluster_fits_query(cluster_fits); }
+};
+const RegisterFitsQuery kRegisterFitsQuery;
 
 }  // namespace
 

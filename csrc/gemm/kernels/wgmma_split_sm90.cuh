@@ -16,15 +16,19 @@
 // - The mainloop is the wgmma rung's: one producer warpgroup issuing TMA
 //   loads, two consumer warpgroups of 64 rows, 4 stages of 48 KB.
 // - The reduction, deterministic and without a workspace: after its last
-//   wgmma each CTA writes its fp32 partial tile (128 KB) over its own stage
-//   buffers, the cluster syncs, and CTA `rank` sums column groups [rank x 32
-//   / splits, ...) of the tile over every CTA's partial, in rank order,
-//   through distributed shared memory, then adds bias, applies the
-//   activation and stores. The sum's order never depends on timing: two runs
-//   are bit-equal.
-// - The partial's layout: float4 (j, t) of consumer c (its fragment's column
-//   group j, thread t) at ((c x 32 + j) x 128 + t) x 16 bytes: a warp writes
-//   and reads 512 contiguous bytes, no bank conflicts either way.
+//   wgmma each CTA writes its fp32 partial tile over its own stage buffers,
+//   the cluster syncs, and CTA `rank` sums rows [rank x 128 / splits, ...)
+//   of the tile over every CTA's partial, in rank order, through distributed
+//   shared memory, then adds bias, applies the activation and stores. The
+//   sum's order never depends on timing: two runs are bit-equal.
+// - The partial is row-major, rows kPartialStride = 264 floats apart: the
+//   fragment's float2 writes (a half-warp: 4 rows x 4 threads) land on 32
+//   distinct banks (264 mod 32 = 8 words a row), and the reduction reads a
+//   row as 64 float4 (a warp: 512 contiguous bytes) and stores 4 outputs (8
+//   bytes) a thread, a warp 256 contiguous bytes of a row. The first version
+//   kept the partial in fragment order and stored through store_group (8
+//   rows x 16 bytes a warp store); its fixed cost at one k-tile a split was
+//   13.6-21 us (H200, M = 128, N = 4096, 1-4 splits; docs/perf-notes.md).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -35,11 +39,42 @@ namespace memopt {
 namespace wgmma {
 
 constexpr int kSplitStages = kStages;  // 4 x 48 KB: the partial (128 KB) fits over them
-constexpr int kPartialBytes = kConsumers * 64 * kBlockN * 4;
+constexpr int kPartialStride = kBlockN + 8;  // floats a partial row (bank spread above)
+constexpr int kPartialBytes = kBlockM * kPartialStride * 4;
 static_assert(kPartialBytes <= kSplitStages * kStageBytes, "the fp32 partial tile fits over the stages");
 constexpr int kSplitSmemBytes = kSplitStages * kStageBytes + 1024;
 constexpr int kMaxSplits = 8;  // the portable cluster size
 constexpr int kColumnGroups = kBlockN / 8;  // 32 groups of 8 columns in a consumer's fragment
+constexpr int kQuads = kBlockN / 4;         // a partial row as float4s
+
+// The reduced outputs (row, n .. n + 3) of one CTA: + bias, activation,
+// rounded; 8 bytes in one store when all four are in range and the row keeps
+// them 8-byte aligned (N % 4 == 0; the output is a fresh contiguous tensor).
+template <typename T>
+__device__ __forceinline__ void store_quad(const KernelArgs& p, int64_t row, int64_t n, float4 v) {
+  if (row >= p.M || n >= p.N) return;
+  const T* bias = static_cast<const T*>(p.bias);
+  float x[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float b = bias != nullptr && n + i < p.N ? Half<T>::to_float(bias[n + i]) : 0.f;
+    x[i] = apply_activation(p.act, x[i] + b);
+  }
+  T* dst = static_cast<T*>(p.out) + row * p.N + n;
+  if (p.N % 4 == 0) {  // n % 4 == 0 too, so all four are in range
+    using Pair = typename Half<T>::Pair;
+    const Pair lo = Half<T>::round_pair(x[0], x[1]), hi = Half<T>::round_pair(x[2], x[3]);
+    uint2 packed;
+    packed.x = *reinterpret_cast<const uint32_t*>(&lo);
+    packed.y = *reinterpret_cast<const uint32_t*>(&hi);
+    *reinterpret_cast<uint2*>(dst) = packed;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if (n + i < p.N) dst[i] = Half<T>::round(x[i]);
+    }
+  }
+}
 
 // p.K's k-tiles, kps a CTA: the launcher picks splits so that every CTA of a
 // cluster has at least one (splits = ceil(k_tiles / kps)).
@@ -75,7 +110,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int kt_end = min(k_tiles, kt_begin + kps);
   const int t = threadIdx.x % 128;
   const int consumer = warpgroup - 1;
-  float4* const partial = reinterpret_cast<float4*>(smem);
+  float* const partial = reinterpret_cast<float*>(smem);
 
   if (warpgroup == 0) {
     sm90::setmaxnreg_dec<kProducerRegs>();
@@ -100,24 +135,31 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Both consumers' wgmmas have read their last stages before either
     // writes its partial over them (the partials span stages 0-2).
     sm90::named_barrier_sync(1, 128 * kConsumers);
+    // acc[4 j + 2 h + c]: row 16 (t / 32) + (t % 32) / 4 + 8 h of this
+    // consumer's 64, column 8 j + 2 (t % 4) + c (wgmma's fp32 fragment).
+    const int row = consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
     for (int j = 0; j < kColumnGroups; ++j) {
-      partial[(consumer * kColumnGroups + j) * 128 + t] =
-          make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        *reinterpret_cast<float2*>(partial + (row + 8 * h) * kPartialStride + 8 * j + 2 * (t % 4)) =
+            make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      }
     }
   }
 
   // Every CTA's partial is written (the producer warpgroup arrives too).
   cluster.sync();
   if (warpgroup > 0) {
-    const int per_cta = (kColumnGroups + splits - 1) / splits;
-    const int j_end = min(kColumnGroups, (rank + 1) * per_cta);
-    const int64_t row = tm * kBlockM + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
-    for (int j = rank * per_cta; j < j_end; ++j) {
-      const uint32_t mine = sm90::smem_addr(partial + (consumer * kColumnGroups + j) * 128 + t);
+    const int per_cta = (kBlockM + splits - 1) / splits;
+    const int row_end = min(kBlockM, (rank + 1) * per_cta);
+    const int tid = threadIdx.x - 128;  // 0 .. 255 over both consumers
+    constexpr int kRowsAPass = 128 * kConsumers / kQuads;  // 4
+    for (int r = rank * per_cta + tid / kQuads; r < row_end; r += kRowsAPass) {
+      const int quad = tid % kQuads;
+      const uint32_t mine = sm90::smem_addr(partial + r * kPartialStride + 4 * quad);
       // The splits' loads go out four at a time before their adds (in rank
-      // order): four distributed shared-memory loads in flight a thread
-      // rather than one.
+      // order): four distributed shared-memory loads in flight a thread.
       float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
       for (int s0 = 0; s0 < splits; s0 += 4) {
         float4 v[4];
@@ -131,7 +173,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (s0 + i < splits) sum.x += v[i].x, sum.y += v[i].y, sum.z += v[i].z, sum.w += v[i].w;
         }
       }
-      store_group<T>(p, row, tn * kBlockN + 8 * j + 2 * (t % 4), sum.x, sum.y, sum.z, sum.w);
+      store_quad<T>(p, tm * kBlockM + r, tn * kBlockN + 4 * quad, sum);
     }
   }
   // No CTA leaves while a peer may still read its shared memory.

@@ -88,12 +88,25 @@ def _host_ms(call: Call) -> float:
     return (time.perf_counter() - begin) * 1e3
 
 
-class KernelTimer:
-    """Times calls on one device by the protocol in the module docstring."""
+FLUSHES = ("write", "read")
 
-    def __init__(self, device: torch.device, rep_ms: float = DEFAULT_REP_MS):
+
+class KernelTimer:
+    """Times calls on one device by the protocol in the module docstring.
+
+    ``flush``: how the L2 is emptied before each call. ``"write"`` zeroes the buffer,
+    as ``triton.testing.do_bench`` does: the L2 is then full of dirty lines, and the
+    timed call pays for writing them back as its own reads evict them. ``"read"`` sums
+    the buffer instead: the L2 is as cold for the call's inputs, but clean.
+    """
+
+    def __init__(self, device: torch.device, rep_ms: float = DEFAULT_REP_MS,
+                 flush: str = "write"):
+        if flush not in FLUSHES:
+            raise ValueError(f"KernelTimer: flush must be one of {FLUSHES}, got {flush!r}")
         self.device = torch.device(device)
         self.rep_ms = rep_ms
+        self.flush = flush
         self.on_cuda = self.device.type == "cuda"
         self._flush = None
 
@@ -106,8 +119,9 @@ class KernelTimer:
         if not self.on_cuda:
             return self._time_host(call)
         flush = self._flush_buffer()
+        empty_l2 = flush.zero_ if self.flush == "write" else flush.sum
         torch.cuda.synchronize(self.device)
-        flush.zero_()
+        empty_l2()
         estimate = event_ms(call)
         warmup, reps = reps_for(estimate, self.rep_ms)
         for _ in range(warmup):
@@ -115,13 +129,14 @@ class KernelTimer:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         for start, end in zip(starts, ends):
-            flush.zero_()
+            empty_l2()
             start.record()
             call()
             end.record()
         torch.cuda.synchronize(self.device)
         samples = tuple(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
-        return Timing(samples, f"CUDA events, L2 flushed, {reps} reps")
+        how = "L2 flushed" if self.flush == "write" else "L2 flushed by a read (left clean)"
+        return Timing(samples, f"CUDA events, {how}, {reps} reps")
 
     def _time_host(self, call: Call) -> Timing:
         warmup, reps = reps_for(_host_ms(call), self.rep_ms)
@@ -131,10 +146,10 @@ class KernelTimer:
         return Timing(samples, f"perf_counter, {reps} reps")
 
 
-def kernel_ms(call: Call, device: str = "cuda") -> float:
+def kernel_ms(call: Call, device: str = "cuda", flush: str = "write") -> float:
     """The median kernel time of ``call`` in ms, by ``KernelTimer``'s protocol (the tuning
     scripts' one-line timer)."""
-    return KernelTimer(torch.device(device)).time(call).median_us / 1e3
+    return KernelTimer(torch.device(device), flush=flush).time(call).median_us / 1e3
 
 
 def l2_cache_bytes(device: torch.device) -> int:

@@ -74,7 +74,7 @@ def test_a_quick_run_is_shown_only_without_a_full_one_and_says_so(checkout):
 
 def test_docs_name_every_suite_even_without_results(checkout):
     text = readme.docs_text()
-    for name in ("models", "ops", "gemm-ladder", "tensor-core", "norms", "add-norm",
-                 "constant-memory", "e2e"):
+    for name in ("models", "ops", "gemm-ladder", "tensor-core", "transformer-gemm", "norms",
+                 "add-norm", "constant-memory", "e2e"):
         assert f"## {name}: " in text
     assert "_No results yet: run `python -m torch_memopt.bench norms` on the H200._" in text

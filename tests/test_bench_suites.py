@@ -113,3 +113,25 @@ def test_e2e_steps():
     assert e2e.steps("gpt2", small=True, quick=True) == [("prefill", 2, 16), ("decode", 1, 16)]
     assert e2e.cosine_error(torch.ones(4), torch.ones(4)) == pytest.approx(0.0, abs=1e-7)
     assert e2e.cosine_error(torch.ones(4), torch.ones(5)) == float("inf")
+
+
+def test_transformer_gemm_is_cuda_only_and_digests_by_m():
+    from torch_memopt.bench.suites import transformer_gemm
+
+    # the CPU reference GEMM would take minutes a case
+    assert case_list("transformer-gemm", quick=False, device=torch.device("cpu")) == []
+    cases = case_list("transformer-gemm", quick=False)
+    assert len(cases) == 8 * 10 * 2 and {c.op for c in cases} == {"linear"}
+    assert len(case_list("transformer-gemm", quick=True)) == 8 * 2
+    o_proj = [c for c in cases if c.extra["tokens"] == 128 and c.extra["layer"] == "o"]
+    assert o_proj[0].extra["plan"].startswith("wgmma_split ×"), o_proj[0].extra
+
+    def rec(M, ratio, dtype="bfloat16"):
+        return {"variant": "auto", "status": "ok", "ratio": ratio, "dtype": dtype,
+                "extra": {"tokens": M}}
+    table = transformer_gemm.digest([rec(128, 0.5), rec(128, 2.0), rec(1, 1.1),
+                                     {**rec(1, 9.9), "variant": "wgmma"}])
+    lines = table.splitlines()
+    assert lines[0] == "| dtype | | M = 1 | M = 128 |"
+    assert lines[2] == "| bfloat16 | geomean × cuBLAS | 1.10 | 1.00 |"
+    assert lines[3] == "| bfloat16 | worst × cuBLAS | 1.10 | 0.50 |"

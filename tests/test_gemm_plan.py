@@ -24,8 +24,10 @@ def test_rung_by_dtype_capability_and_m():
 
 
 @pytest.mark.parametrize("M, N, K, splits", [
-    (128, 4096, 4096, 6),    # 16 tiles: 6 splits at most (no gain past them)
-    (128, 6144, 4096, 5),    # 24 tiles: 26 clusters of 5 fit when packed ideally
+    (128, 4096, 4096, 4),    # 16 tiles: 4 splits at most (the sweep's best)
+    (128, 6144, 4096, 4),    # 24 tiles
+    (256, 4096, 4096, 4),    # 32 tiles: 33 clusters of 4 fit when packed ideally (30 on an H200)
+    (512, 4096, 4096, 2),    # 64 tiles
     (256, 4096, 14336, 4),   # 32 tiles
     (512, 12288, 4096, 1),   # 192 tiles: more than the SMs
     (128, 28672, 4096, 1),   # 112 tiles: one wave already

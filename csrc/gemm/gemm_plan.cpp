@@ -13,9 +13,10 @@ namespace {
 constexpr int64_t kTileM = 128, kTileN = 256, kTileK = 64;
 // A split needs k-tiles enough to fill the 4-stage pipeline more than once.
 constexpr int64_t kMinKTilesPerSplit = 4;
-// Past 6 splits the sweep measured no gain where the grid still fit one wave
-// (M = 128, N = K = 4096: 27.2 / 26.9 / 26.7 us at 4 / 5 / 6 splits, H200).
-constexpr int kMaxRuleSplits = 6;
+// Past 4 splits the sweep measured a loss even where every cluster fit at
+// once (M = 128, N = K = 4096, 16 tiles: 24.4 / 31.6 / 29.4 us at 4 / 5 / 6
+// splits, H200).
+constexpr int kMaxRuleSplits = 4;
 // Decode shapes: one pass over the weights (splitk, gemv).
 constexpr int64_t kSkinnyRows = 64;
 
@@ -38,10 +39,11 @@ int64_t clusters_that_fit(int splits, int sm_count, bool on_device) {
 void register_cluster_fits_query(ClusterFitsQuery query) { g_fits_query.store(query); }
 
 // The sweep (benchmarks/results/tune/wgmma_split_h200.json) at the Llama
-// layers, M = 64-512: the fastest split was the largest whose clusters all
-// fit at once; one cluster more than fits runs a second wave and costs
-// 1.3-1.6x (M = 128, N = 6144: 31.4 us at 4 splits, 24 clusters of the 30
-// that fit; 47.1 us at 5 splits, 24 of 22). The H200 fits 132 / 66 / 39 /
+// layers, M = 64-512: the fastest split was the largest (up to 4) whose
+// clusters all fit at once; one cluster more than fits runs a second wave
+// and costs 1.4-2x (M = 128, N = 6144: 29.4 us at 4 splits, 24 clusters of
+// the 30 that fit; 57.9 us at 5 splits, 24 of 22; M = 256, N = 4096: 30.3
+// us at 3 splits, 32 of 39; 42.3 us at 4, 32 of 30). The H200 fits 132 / 66 / 39 /
 // 30 / 22 / 17 / 15 / 15 clusters of 1-8 CTAs of 197 KB: GPCs, not SMs,
 // bound them.
 int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_device) {
@@ -89,7 +91,7 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
     plan.ctas = plan.tiles * plan.splits;
     plan.reason =
         "fewer 128x256 tiles than SMs: K split over clusters of `splits` CTAs, the most splits "
-        "(<= 6, >= 4 k-tiles each) whose clusters all fit on the GPU at once";
+        "(<= 4, >= 4 k-tiles each) whose clusters all fit on the GPU at once";
   } else {
     plan.variant = "wgmma";
     plan.ctas = std::min<int64_t>(plan.tiles, sm_count);

@@ -186,6 +186,10 @@ def save(module, records: list[dict], sections: dict, meta: dict, args, wall_s: 
     if args.plot:
         drawn = plot.draw(doc, path.with_suffix(".png"))
         print(f"wrote {drawn}" if drawn else "no plot: matplotlib is missing", file=sys.stderr)
+        if hasattr(module, "RATIO_CHART"):
+            drawn = plot.draw_ratio(doc, plot.ratio_chart_path(path), *module.RATIO_CHART)
+            if drawn:
+                print(f"wrote {drawn}", file=sys.stderr)
 
 
 def run_suite(module, todo: list, ctx: Context, meta: dict, args) -> list[dict]:

@@ -81,6 +81,52 @@ def draw(document: dict, out: Path) -> Path | None:
     return out
 
 
+def ratio_chart_path(json_path: Path) -> Path:
+    """Where a suite's ratio chart lies: beside its JSON, ``<name>_ratio.png``."""
+    json_path = Path(json_path)
+    return json_path.with_name(json_path.stem + "_ratio.png")
+
+
+def draw_ratio(document: dict, out: Path, x_key: str, line_key: str) -> Path | None:
+    """The second chart of suites that sweep one size (``RATIO_CHART = (x_key, line_key)``):
+    ours (``auto``) ÷ the best peer against ``x_key`` (log x), a line per ``line_key``
+    (each a record field or one of its extras), a panel per dtype, 1.0 dotted. None without matplotlib or records."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels: dict[str, dict[str, list]] = {}
+    for r in document["records"]:
+        if r["variant"] == "auto" and r["status"] == "ok" and r.get("ratio"):
+            def field(key):  # a record's own field (label) or one of its extras (tokens)
+                return r["extra"][key] if key in r["extra"] else r[key]
+            line = panels.setdefault(r["dtype"], {}).setdefault(str(field(line_key)), [])
+            line.append((field(x_key), r["ratio"]))
+    if not panels:
+        return None
+    figure, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 4.5), squeeze=False)
+    for ax, (dtype, lines) in zip(axes.flat, panels.items()):
+        for name, points in lines.items():
+            ax.plot(*zip(*sorted(points)), marker="o", markersize=3, linewidth=1.2, label=name)
+        ax.axhline(1.0, color="black", linestyle=":", linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(x_key)
+        ax.set_ylabel("ours ÷ best peer (higher is faster)")
+        ax.set_title(dtype)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    meta = document["meta"]
+    figure.suptitle(f"{document['suite']} on {meta.get('gpu') or 'CPU'}, commit {meta.get('git')}")
+    figure.tight_layout()
+    out = Path(out)
+    figure.savefig(out, dpi=110)
+    plt.close(figure)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torch_memopt.bench.plot",
                                      description=__doc__.splitlines()[0])

@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import report
+from . import plot, report
 from .environment import CHECKOUT
 from .record import geomean
 from .results import file_name, read
@@ -75,9 +75,14 @@ def suite_section(module, doc: dict, path: Path) -> str:
     summary = report.summary_lines(doc["records"], variant)
     if summary:
         parts.append("\n".join(f"- {line}" for line in summary))
+    if hasattr(module, "digest"):
+        parts.append(module.digest(doc["records"]))
     chart = path.with_suffix(".png")
     if chart.exists():
         parts.append(f"![{module.NAME}: the rate of every implementation]({link(chart, DOCS)})")
+    ratio_chart = plot.ratio_chart_path(path)
+    if ratio_chart.exists():
+        parts.append(f"![{module.NAME}: ours ÷ the best peer]({link(ratio_chart, DOCS)})")
     if doc["sections"].get("kernels"):
         parts += ["Each rung's kernels, from `torch_memopt.kernel_info` (cudaFuncGetAttributes on "
                   "the GPU of the run): registers a thread, static shared memory, local memory "
@@ -149,7 +154,23 @@ def headline() -> str:
             f"token count (> 1: ours is faster). {meta.get('gpu')}, torch {meta['torch']}, "
             f"{meta['date'][:10]}, commit {meta.get('git') or 'unknown'}"
             f"{' (a --quick run)' if meta.get('quick') else ''}; every case in "
-            f"[docs/results.md](docs/results.md).\n\n{header}\n" + "\n".join(rows))
+            f"[docs/results.md](docs/results.md).\n\n{header}\n" + "\n".join(rows)
+            + gemm_headline())
+
+
+def gemm_headline() -> str:
+    """The GEMM's own line under the table: ``auto`` ÷ cuBLAS by M over the Llama layers
+    (the transformer-gemm suite's digest), when that suite has run on the GPU of record."""
+    module = SUITES.get("transformer-gemm")
+    path = results_path("transformer-gemm") if module else None
+    if path is None:
+        return ""
+    doc = read(path)
+    meta = doc["meta"]
+    return (f"\n\nThe GEMM alone, `linear` ÷ cuBLAS over the linear layers of Llama-3-8B and "
+            f"Llama-2-7B by tokens M ({meta.get('gpu')}, {meta['date'][:10]}, commit "
+            f"{meta.get('git') or 'unknown'}; the transformer-gemm suite):\n\n"
+            + module.digest(doc["records"]))
 
 
 def readme_text(current: str) -> str:

@@ -6,13 +6,14 @@
 // Why: at M = 128, N = K = 4096 the output is 16 tiles of 128 x 256, so the
 // persistent kernel keeps 16 of 132 SMs busy and streams the 32 MB of
 // weights at an eighth of the copy bandwidth (52 us against cuBLAS's 19 us,
-// H200). Split 8 ways along K, 128 CTAs each read 1/8 of the weights.
+// H200). Split 4 ways along K, 64 CTAs each read 1/4 of the weights: 24.4
+// us (benchmarks/results/tune/wgmma_split_h200.json).
 //
 // Structure:
 // - grid = tiles x splits, cluster (splits, 1, 1): the CTAs of a cluster
 //   share one output tile, CTA `rank` takes k-tiles [rank x kps, (rank + 1)
-//   x kps). One tile a cluster, no persistence: the grid is one wave where
-//   the chooser picks a split (tiles x splits <= SMs).
+//   x kps). One tile a cluster, no persistence: the chooser (gemm_plan.cpp)
+//   picks a split whose clusters all fit on the GPU at once, one wave.
 // - The mainloop is the wgmma rung's: one producer warpgroup issuing TMA
 //   loads, two consumer warpgroups of 64 rows, 4 stages of 48 KB.
 // - The reduction, deterministic and without a workspace: after its last

@@ -47,7 +47,10 @@ COLUMNS = [Column("plan", lambda r: r["extra"].get("plan", "—"), False)]
 
 
 def _plan_label(M: int, N: int, K: int, dtype: torch.dtype) -> str:
-    plan = torch_memopt.gemm_plan(M, N, K, dtype)
+    """The rung and splits auto takes here; on a machine without a GPU (case lists
+    built for a look, never timed) those an H200 would take, packed ideally."""
+    described = {} if torch.cuda.is_available() else {"capability": (9, 0), "sm_count": 132}
+    plan = torch_memopt.gemm_plan(M, N, K, dtype, **described)
     return plan["variant"] + (f" ×{plan['splits']}" if plan["splits"] > 1 else "")
 
 
@@ -68,3 +71,28 @@ def cases(ctx) -> list:
                     extra={"tokens": M, "model": model, "layer": layer,
                            "plan": _plan_label(M, N, K, dtype)}))
     return out
+
+RATIO_CHART = ("tokens", "label")  # ours ÷ cuBLAS against M, a line per layer
+
+
+def digest(records: list[dict]) -> str:
+    """The table the issue states its targets in: auto ÷ cuBLAS by M, geomean and worst
+    over the layers, a row per dtype."""
+    from ..record import geomean
+
+    by: dict[tuple[str, int], list[float]] = {}
+    for r in records:
+        if r["variant"] == "auto" and r["status"] == "ok" and r.get("ratio"):
+            by.setdefault((r["dtype"], r["extra"]["tokens"]), []).append(r["ratio"])
+    if not by:
+        return ""
+    tokens = sorted({m for _, m in by})
+    lines = ["| dtype | | " + " | ".join(f"M = {m}" for m in tokens) + " |",
+             "|---|---|" + "---:|" * len(tokens)]
+    for dtype in sorted({d for d, _ in by}):
+        cells = [by.get((dtype, m)) for m in tokens]
+        lines.append(f"| {dtype} | geomean × cuBLAS | " +
+                     " | ".join(f"{geomean(c):.2f}" if c else "—" for c in cells) + " |")
+        lines.append(f"| {dtype} | worst × cuBLAS | " +
+                     " | ".join(f"{min(c):.2f}" if c else "—" for c in cells) + " |")
+    return "\n".join(lines)

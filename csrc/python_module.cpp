@@ -133,7 +133,8 @@ PyMethodDef methods[] = {
     {"kernel_info", kernel_info, METH_VARARGS,
      "kernel_info(op, variant) -> list of dicts of the variant's kernels' cudaFuncGetAttributes"},
     {"gemm_plan", gemm_plan, METH_VARARGS,
-     "gemm_plan(M, N, K, half, capability, sm_count, tma_as_is, on_device) -> dict of what auto runs"},
+     "gemm_plan(M, N, K, half, capability, sm_count, tma_as_is, on_device) -> "
+     "dict of what auto runs"},
     {"_set_wgmma_splits", set_wgmma_splits, METH_VARARGS,
      "_set_wgmma_splits(n) -> previous: wgmma_split's K splits (0: the rule)"},
     {nullptr, nullptr, 0, nullptr}};

@@ -64,3 +64,17 @@ def test_bad_arguments_name_themselves(args, kwargs, error, match):
 def test_without_a_gpu_it_asks_for_one_described():
     with pytest.raises(RuntimeError, match=r"no CUDA device; pass capability"):
         torch_memopt.gemm_plan(128, 4096, 4096)
+
+
+def test_the_tuning_override_sets_the_split_and_is_checked():
+    from torch_memopt import _C
+
+    with pytest.raises(ValueError, match=r"expected 0 \(the rule\) to 8, got 9"):
+        _C._set_wgmma_splits(9)
+    previous = _C._set_wgmma_splits(3)
+    try:
+        assert plan(128, 4096, 4096)["splits"] == 3
+        assert plan(4096, 4096, 4096)["variant"] == "wgmma_split"  # forced, even where no split pays
+    finally:
+        _C._set_wgmma_splits(previous)
+    assert plan(128, 4096, 4096)["splits"] == 4

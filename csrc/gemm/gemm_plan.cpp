@@ -43,9 +43,9 @@ void register_cluster_fits_query(ClusterFitsQuery query) { g_fits_query.store(qu
 // clusters all fit at once; one cluster more than fits runs a second wave
 // and costs 1.4-2x (M = 128, N = 6144: 29.4 us at 4 splits, 24 clusters of
 // the 30 that fit; 57.9 us at 5 splits, 24 of 22; M = 256, N = 4096: 30.3
-// us at 3 splits, 32 of 39; 42.3 us at 4, 32 of 30). The H200 fits 132 / 66 / 39 /
-// 30 / 22 / 17 / 15 / 15 clusters of 1-8 CTAs of 197 KB: GPCs, not SMs,
-// bound them.
+// us at 3 splits, 32 of 39; 42.3 us at 4, 32 of 30). The H200 fits 132 /
+// 66 / 39 / 30 / 22 / 17 / 15 / 15 clusters of 1-8 CTAs of 197 KB: GPCs,
+// not SMs, bound them.
 int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_device) {
   const int64_t tiles = ceil_div(M, kTileM) * ceil_div(N, kTileN);
   const int64_t k_tiles = ceil_div(K, kTileK);
@@ -85,7 +85,8 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
   }
   plan.tiles = ceil_div(M, kTileM) * ceil_div(N, kTileN);
   const int override_splits = wgmma_split_override();
-  plan.splits = override_splits > 0 ? override_splits : wgmma_split_count(M, N, K, sm_count, on_device);
+  plan.splits =
+      override_splits > 0 ? override_splits : wgmma_split_count(M, N, K, sm_count, on_device);
   if (plan.splits > 1) {
     plan.variant = "wgmma_split";
     plan.ctas = plan.tiles * plan.splits;
@@ -95,7 +96,8 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
   } else {
     plan.variant = "wgmma";
     plan.ctas = std::min<int64_t>(plan.tiles, sm_count);
-    plan.reason = "tiles enough to fill the SMs (or K too short to split): the persistent wgmma kernel";
+    plan.reason =
+        "tiles enough to fill the SMs (or K too short to split): the persistent wgmma kernel";
   }
   return plan;
 }

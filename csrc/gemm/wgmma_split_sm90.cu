@@ -45,7 +45,9 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
     int fits = 0;
     cudaOccupancyMaxActiveClusters(&fits, kernel, &cluster.config());
     cudaGetLastError();
-    std::fprintf(stderr, "wgmma_split: %lld tiles x %d splits (%d k-tiles each); %d clusters of %d fit at once\n",
+    std::fprintf(stderr,
+                 "wgmma_split: %lld tiles x %d splits (%d k-tiles each); "
+                 "%d clusters of %d fit at once\n",
                  static_cast<long long>(tiles), splits, kps, fits, splits);
   }
   cluster.launch(kernel, map_a, map_b, args, kps);  // checked by gemm_cuda.cu's launch check

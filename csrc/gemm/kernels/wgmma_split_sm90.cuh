@@ -26,10 +26,12 @@
 //   fragment's float2 writes (a half-warp: 4 rows x 4 threads) land on 32
 //   distinct banks (264 mod 32 = 8 words a row), and the reduction reads a
 //   row as 64 float4 (a warp: 512 contiguous bytes) and stores 4 outputs (8
-//   bytes) a thread, a warp 256 contiguous bytes of a row. The first version
-//   kept the partial in fragment order and stored through store_group (8
-//   rows x 16 bytes a warp store); its fixed cost at one k-tile a split was
-//   13.6-21 us (H200, M = 128, N = 4096, 1-4 splits; docs/perf-notes.md).
+//   bytes) a thread, a warp 256 contiguous bytes of a row. Against the first
+//   version (the partial in fragment order, stored through store_group: 8
+//   rows x 16 bytes a warp store) it took the call's fixed cost, one k-tile
+//   a split, from 20.8 to 17.9 us at 1 split and 13.6 to 13.2 us at 4 (H200,
+//   M = 128, N = 4096): the epilogue is not where that cost goes
+//   (docs/perf-notes.md).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -39,10 +41,11 @@
 namespace memopt {
 namespace wgmma {
 
-constexpr int kSplitStages = kStages;  // 4 x 48 KB: the partial (128 KB) fits over them
+constexpr int kSplitStages = kStages;  // 4 x 48 KB: the partial (132 KB) fits over them
 constexpr int kPartialStride = kBlockN + 8;  // floats a partial row (bank spread above)
 constexpr int kPartialBytes = kBlockM * kPartialStride * 4;
-static_assert(kPartialBytes <= kSplitStages * kStageBytes, "the fp32 partial tile fits over the stages");
+static_assert(kPartialBytes <= kSplitStages * kStageBytes,
+              "the fp32 partial tile fits over the stages");
 constexpr int kSplitSmemBytes = kSplitStages * kStageBytes + 1024;
 constexpr int kMaxSplits = 8;  // the portable cluster size
 constexpr int kColumnGroups = kBlockN / 8;  // 32 groups of 8 columns in a consumer's fragment

@@ -84,8 +84,9 @@ def gemm_plan(
 
 
 def _plan(M, N, K, dtype, capability, sm_count, aligned, on_device) -> GemmPlan:
+    sm_count = _dim("sm_count", sm_count)
     major, minor = capability
-    if _dim("sm_count", sm_count) and not (0 <= minor <= 9):
+    if not 0 <= minor <= 9:
         raise ValueError(f"gemm_plan: capability must be (major, minor) with minor 0-9, got {capability}")
     return _C.gemm_plan(M, N, K, dtype != torch.float32, 10 * major + minor, sm_count, bool(aligned),
                         on_device)

@@ -1,7 +1,8 @@
-"""The one chart of a results document: a subplot per (op, dtype), the rate of every
+"""The charts of a results document. ``draw``: a subplot per (op, dtype), the rate of every
 implementation (ours as solid lines, ``auto`` thickest; the peers dashed) across the
 suite's cases, the copy ceiling dotted where the rate is GB/s. Log y: naive rungs and
-cuBLAS sit 100× apart. matplotlib is imported here only, when a plot is asked for.
+cuBLAS sit 100× apart. ``draw_ratio``: ours ÷ the best peer against one swept size, for
+suites that set ``RATIO_CHART``. matplotlib is imported here only, when a plot is asked for.
 
     python -m torch_memopt.bench.plot benchmarks/results/norms_h200.json [--out PNG]
 """
@@ -35,15 +36,30 @@ def series(records: list[dict]) -> dict[tuple[str, str], dict]:
     return panels
 
 
-def draw(document: dict, out: Path) -> Path | None:
-    """Write the chart to ``out``; None when matplotlib is not installed."""
+def _pyplot():
+    """matplotlib.pyplot on the file-only Agg backend, or None when matplotlib is missing."""
     try:
         import matplotlib
     except ImportError:
         return None
     matplotlib.use("Agg")  # files only: no display on the machines this runs on
     import matplotlib.pyplot as plt
+    return plt
 
+
+def _save(plt, figure, out: Path) -> Path:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=110)
+    plt.close(figure)
+    return out
+
+
+def draw(document: dict, out: Path) -> Path | None:
+    """Write the chart to ``out``; None when matplotlib is not installed."""
+    plt = _pyplot()
+    if plt is None:
+        return None
     peers = {name for r in document["records"] for name in r["peers"]}
     panels = series(document["records"])
     if not panels:
@@ -74,11 +90,12 @@ def draw(document: dict, out: Path) -> Path | None:
     figure.suptitle(f"{document['suite']} on {meta.get('gpu') or 'CPU'}, torch {meta.get('torch')}, "
                     f"{str(meta.get('date'))[:10]}, commit {meta.get('git')}")
     figure.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
-    return out
+    return _save(plt, figure, out)
+
+
+def _field(record: dict, key: str):
+    """A record's own field (``label``) or one of its extras (``tokens``)."""
+    return record["extra"][key] if key in record["extra"] else record[key]
 
 
 def ratio_chart_path(json_path: Path) -> Path:
@@ -90,21 +107,16 @@ def ratio_chart_path(json_path: Path) -> Path:
 def draw_ratio(document: dict, out: Path, x_key: str, line_key: str) -> Path | None:
     """The second chart of suites that sweep one size (``RATIO_CHART = (x_key, line_key)``):
     ours (``auto``) ÷ the best peer against ``x_key`` (log x), a line per ``line_key``
-    (each a record field or one of its extras), a panel per dtype, 1.0 dotted. None without matplotlib or records."""
-    try:
-        import matplotlib
-    except ImportError:
+    (each a record field or one of its extras), a panel per dtype, 1.0 dotted. None
+    without matplotlib or records."""
+    plt = _pyplot()
+    if plt is None:
         return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     panels: dict[str, dict[str, list]] = {}
     for r in document["records"]:
         if r["variant"] == "auto" and r["status"] == "ok" and r.get("ratio"):
-            def field(key):  # a record's own field (label) or one of its extras (tokens)
-                return r["extra"][key] if key in r["extra"] else r[key]
-            line = panels.setdefault(r["dtype"], {}).setdefault(str(field(line_key)), [])
-            line.append((field(x_key), r["ratio"]))
+            line = panels.setdefault(r["dtype"], {}).setdefault(str(_field(r, line_key)), [])
+            line.append((_field(r, x_key), r["ratio"]))
     if not panels:
         return None
     figure, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 4.5), squeeze=False)
@@ -121,10 +133,7 @@ def draw_ratio(document: dict, out: Path, x_key: str, line_key: str) -> Path | N
     meta = document["meta"]
     figure.suptitle(f"{document['suite']} on {meta.get('gpu') or 'CPU'}, commit {meta.get('git')}")
     figure.tight_layout()
-    out = Path(out)
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
-    return out
+    return _save(plt, figure, out)
 
 
 def main(argv: list[str] | None = None) -> int:

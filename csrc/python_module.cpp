@@ -106,8 +106,9 @@ PyObject* gemm_plan(PyObject* /*self*/, PyObject* args) {
   }
   const memopt::GemmPlan plan = memopt::plan_gemm(M, N, K, half != 0, capability, sm_count,
                                                   tma_as_is != 0, on_device != 0);
-  return Py_BuildValue("{s:s,s:i,s:L,s:L,s:s}", "variant", plan.variant.c_str(), "splits",
-                       plan.splits, "tiles", static_cast<long long>(plan.tiles), "ctas",
+  return Py_BuildValue("{s:s,s:i,s:(ii),s:L,s:L,s:s}", "variant", plan.variant.c_str(), "splits",
+                       plan.splits, "tile", plan.tile_m, plan.tile_n, "tiles",
+                       static_cast<long long>(plan.tiles), "ctas",
                        static_cast<long long>(plan.ctas), "reason", plan.reason.c_str());
 }
 
@@ -125,6 +126,23 @@ PyObject* set_wgmma_splits(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
+// _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every
+// launch from now on ((0, 0): the rule). For the tuning sweep and the tests.
+PyObject* set_wgmma_tile(PyObject* /*self*/, PyObject* args) {
+  int m = 0, n = 0;
+  if (!PyArg_ParseTuple(args, "ii", &m, &n)) return nullptr;
+  if (!memopt::set_wgmma_tile_override({m, n})) {
+    std::string valid = "(0, 0) (the rule)";
+    for (const memopt::TileShape t : memopt::kWgmmaTiles) {
+      valid += ", (" + std::to_string(t.m) + ", " + std::to_string(t.n) + ")";
+    }
+    PyErr_Format(PyExc_ValueError, "_set_wgmma_tile: expected one of %s, got (%d, %d)",
+                 valid.c_str(), m, n);
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
     {"variants", variants, METH_VARARGS,
      "variants(op, device_type, capability) -> list of runnable variant names"},
@@ -137,6 +155,8 @@ PyMethodDef methods[] = {
      "dict of what auto runs"},
     {"_set_wgmma_splits", set_wgmma_splits, METH_VARARGS,
      "_set_wgmma_splits(n) -> previous: wgmma_split's K splits (0: the rule)"},
+    {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,
+     "_set_wgmma_tile(m, n) -> None: the wgmma rung's output tile ((0, 0): the rule)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "torch_memopt native ops", -1, methods};

@@ -9,7 +9,8 @@ Cases, bfloat16, for each of wgmma, wgmma_split, splitk, gemv and mma that ``tor
 one tile-aligned shape and one with tails in M, N (and K for gemv), in two layouts:
 ``gemm`` (b [K, N] row-major) and ``linear`` (weight [N, K], with a bias and gelu, so
 the epilogue runs too); wgmma also gets a K % 8 != 0 case (its launcher re-lays the
-operands into an aligned copy before TMA). Each case synchronizes, so a fault is
+operands into an aligned copy before TMA), and runs once per output tile (128 x 256 down
+to 64 x 64, through ``torch_memopt._C._set_wgmma_tile``). Each case synchronizes, so a fault is
 reported against it, and is checked against a float64 reference computed on the CPU
 (so the sanitizer sees only our kernels and the input fills). One line per case.
 
@@ -33,6 +34,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 RUNGS = ("wgmma", "wgmma_split", "splitk", "gemv", "mma")
+WGMMA_TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
 TOLERANCE = 1e-2  # relative Frobenius error, bfloat16 output
 # (label, M, N, K) per rung: 128x256 and 256x128 tiles see whole tiles at 256x256x128;
 # 130x200x72 leaves tails in M and N (K a multiple of 8: TMA reads it directly).
@@ -91,13 +93,19 @@ def main(argv=None) -> int:
     if not rungs:
         print("nothing to run", flush=True)
         return 2
+    from torch_memopt import _C
+
     torch.manual_seed(0)
     failures = 0
-    for rung in rungs:
+    configs = [(rung, tile) for rung in rungs
+               for tile in (WGMMA_TILES if rung == "wgmma" else ((0, 0),))]
+    for rung, tile in configs:
+        name = f"{rung} {tile[0]}x{tile[1]}" if tile[0] else rung
         for label, m, n, k in SHAPES[rung]:
             for layout in LAYOUTS:
                 started = time.monotonic()
                 try:
+                    _C._set_wgmma_tile(*tile)
                     error = run_case(rung, layout, m, n, k)
                     ok = error <= TOLERANCE
                     result = f"rel err {error:.1e} " + ("ok" if ok else f"WRONG (> {TOLERANCE:g})")
@@ -105,9 +113,11 @@ def main(argv=None) -> int:
                     ok = False
                     first = (str(exc).strip().splitlines() or [""])[0]
                     result = f"ERROR {type(exc).__name__}: {first}"
+                finally:
+                    _C._set_wgmma_tile(0, 0)
                 failures += not ok
                 shape = f"{m}x{n}x{k}"
-                print(f"{rung:<6} {layout:<7} {label:<10} {shape:<12} {result}  "
+                print(f"{name:<13} {layout:<7} {label:<10} {shape:<12} {result}  "
                       f"({time.monotonic() - started:.1f} s)", flush=True)
     print(f"{failures} of the cases failed" if failures else "all cases correct", flush=True)
     return 1 if failures else 0

@@ -1,6 +1,7 @@
 """torch_memopt.gemm_plan: what auto runs for a shape, asked of a described GPU (no GPU
-needed): the rung by dtype, capability and M, wgmma_split's K splits where 128 x 256
-tiles are fewer than SMs, and clear errors for bad arguments."""
+needed): the rung by dtype, capability and M, the wgmma tile by estimated time,
+wgmma_split's K splits where even 64 x 64 tiles leave half the SMs idle, and clear errors
+for bad arguments."""
 import pytest
 import torch
 
@@ -15,7 +16,9 @@ def plan(M, N, K, dtype=torch.bfloat16, **kw):
 
 def test_rung_by_dtype_capability_and_m():
     assert plan(4096, 4096, 4096, torch.float32)["variant"] == "warptiled"
-    assert plan(64, 4096, 4096)["variant"] == "splitk"
+    assert plan(32, 4096, 4096)["variant"] == "splitk"
+    assert plan(64, 4096, 14336)["variant"] == "splitk"  # 64 tiles of 64 x 64: half the SMs idle
+    assert plan(64, 6144, 4096)["variant"] == "wgmma"  # 96 tiles of 64 x 64
     assert plan(64, 4096, 4096, aligned=False)["variant"] == "gemv"
     assert plan(64, 4096, 4096, capability=(8, 0))["variant"] == "gemv"
     assert plan(4096, 4096, 4096, capability=(8, 9))["variant"] == "mma"
@@ -23,29 +26,49 @@ def test_rung_by_dtype_capability_and_m():
     assert plan(4096, 4096, 4096)["variant"] == "wgmma"
 
 
-@pytest.mark.parametrize("M, N, K, splits", [
-    (128, 4096, 4096, 4),    # 16 tiles: 4 splits at most (the sweep's best)
-    (128, 6144, 4096, 4),    # 24 tiles
-    (256, 4096, 4096, 4),    # 32 tiles: 33 clusters of 4 fit when packed ideally (30 on an H200)
-    (512, 4096, 4096, 2),    # 64 tiles
-    (256, 4096, 14336, 4),   # 32 tiles
-    (512, 12288, 4096, 1),   # 192 tiles: more than the SMs
-    (128, 28672, 4096, 1),   # 112 tiles: one wave already
-    (128, 4096, 448, 1),     # 7 k-tiles: too few to split
+# The tile of the least estimated time (waves x a wave's per-k-tile time, the H200
+# sweep's): each pick below is the sweep's fastest config at that Llama layer
+# (benchmarks/results/tune/wgmma_tiles_h200.json).
+@pytest.mark.parametrize("M, N, K, tile", [
+    (64, 6144, 4096, (64, 64)),      # 96 tiles: one wave
+    (64, 28672, 4096, (64, 256)),    # 112 tiles
+    (128, 4096, 4096, (64, 64)),     # 128 tiles (cuBLAS's kernel: 64 x 64 too)
+    (128, 6144, 4096, (128, 64)),    # 96 tiles
+    (128, 12288, 4096, (128, 128)),  # 96 tiles
+    (256, 4096, 4096, (128, 64)),    # 128 tiles; 64 x 128 ties and loses to two consumers
+    (512, 4096, 4096, (128, 128)),   # 128 tiles
+    (512, 12288, 4096, (128, 128)),  # 3 waves of 128 x 128 against 2 of 128 x 256
+    (2048, 4096, 4096, (128, 256)),  # compute-bound: the big tile's 680 TFLOP/s
+    (4096, 4096, 4096, (128, 256)),
 ])
-def test_wgmma_split_count_fills_one_wave(M, N, K, splits):
+def test_wgmma_tile_by_estimated_time(M, N, K, tile):
     p = plan(M, N, K)
-    assert p["splits"] == splits, p
+    assert (p["variant"], p["tile"]) == ("wgmma", tile), p
+    assert p["tiles"] == -(-M // tile[0]) * -(-N // tile[1])
+    assert p["ctas"] == min(p["tiles"], 132)
+    assert p["splits"] == 1
+
+
+@pytest.mark.parametrize("M, N, K, splits", [
+    (128, 1024, 4096, 4),    # 32 tiles of 64 x 64: 4 tiles of 128 x 256 split 4 ways
+    (256, 1024, 4096, 4),    # 64 tiles of 64 x 64
+    (128, 1024, 448, 1),     # 7 k-tiles: too few to split, so wgmma
+])
+def test_wgmma_split_where_tiles_leave_half_the_sms_idle(M, N, K, splits):
+    p = plan(M, N, K)
     assert p["variant"] == ("wgmma_split" if splits > 1 else "wgmma"), p
-    assert p["tiles"] == -(-M // 128) * -(-N // 256)
+    assert p["splits"] == splits, p
     if splits > 1:
+        assert p["tile"] == (128, 256)
+        assert p["tiles"] == -(-M // 128) * -(-N // 256)
         assert p["ctas"] == p["tiles"] * splits <= 132
 
 
-def test_ideal_packing_of_a_described_gpu():
-    """A described GPU's clusters are assumed packed ideally, sm_count / splits at once:
-    at 64 SMs 16 tiles take 4 splits (16 clusters of 4 fit, 12 of 5 would not)."""
-    assert plan(128, 4096, 4096, sm_count=64)["splits"] == 4
+def test_wgmma_split_count_fills_one_wave():
+    """The most splits <= 4 with >= 4 k-tiles each whose clusters all fit (a described
+    GPU's packed ideally)."""
+    assert plan(128, 1024, 4096)["splits"] == 4
+    assert plan(128, 1024, 768)["splits"] == 3  # 12 k-tiles: 3 splits of 4
 
 
 @pytest.mark.parametrize("args, kwargs, error, match", [
@@ -66,15 +89,23 @@ def test_without_a_gpu_it_asks_for_one_described():
         torch_memopt.gemm_plan(128, 4096, 4096)
 
 
-def test_the_tuning_override_sets_the_split_and_is_checked():
+def test_the_tuning_overrides_set_the_split_and_the_tile_and_are_checked():
     from torch_memopt import _C
 
     with pytest.raises(ValueError, match=r"expected 0 \(the rule\) to 8, got 9"):
         _C._set_wgmma_splits(9)
+    with pytest.raises(ValueError, match=r"expected one of \(0, 0\) \(the rule\), \(128, 256\)"):
+        _C._set_wgmma_tile(96, 64)
     previous = _C._set_wgmma_splits(3)
     try:
-        assert plan(128, 4096, 4096)["splits"] == 3
-        assert plan(4096, 4096, 4096)["variant"] == "wgmma_split"  # forced, even where no split pays
+        assert plan(128, 1024, 4096)["splits"] == 3
+        assert plan(4096, 4096, 4096)["variant"] == "wgmma"  # the split count, not the rung
     finally:
         _C._set_wgmma_splits(previous)
-    assert plan(128, 4096, 4096)["splits"] == 4
+    assert plan(128, 1024, 4096)["splits"] == 4
+    _C._set_wgmma_tile(64, 128)
+    try:
+        assert plan(4096, 4096, 4096)["tile"] == (64, 128)
+    finally:
+        _C._set_wgmma_tile(0, 0)
+    assert plan(4096, 4096, 4096)["tile"] == (128, 256)

@@ -372,17 +372,82 @@ def test_wgmma_split_every_split_count(splits, dtype, layout, wgmma_splits):
     assert not failures, f"wgmma_split, {splits} splits, {dtype}:\n" + "\n".join(failures)
 
 
+@pytest.fixture
+def wgmma_tile():
+    """Sets the wgmma rung's output tile for the test (torch_memopt._C._set_wgmma_tile)
+    and restores the rule after it, pass or fail."""
+    from torch_memopt import _C
+
+    yield _C._set_wgmma_tile
+    _C._set_wgmma_tile(0, 0)
+
+
+WGMMA_TILES = [(128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64)]
+# (M, N, K): the Llama o-proj at 128 tokens (the case the narrow tiles are for), one
+# row, tails in M, N and K (N = 1001: the epilogue from registers; 264: TMA stores with
+# a partial last box), K = 4104 (65 k-tiles: the stage ring wraps unevenly), K = 40
+# (one partial k-tile).
+TILE_SHAPES = [(128, 4096, 4096), (1, 264, 520), (200, 1001, 1000), (65, 264, 4104),
+               (129, 520, 40)]
+
+
+@cuda_test
+@pytest.mark.parametrize("layout", ["row_major_b", "linear"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", WGMMA_TILES, ids=lambda t: f"{t[0]}x{t[1]}")
+def test_wgmma_every_tile(tile, dtype, layout, wgmma_tile):
+    """Each output tile of the wgmma rung against float64, with bias and gelu on the
+    linear layout, on outputs the allocator hands over NaN-filled; bit-identical on a
+    second run."""
+    require("wgmma")
+    wgmma_tile(*tile)
+    failures = []
+    for M, N, K in TILE_SHAPES:
+        x = randn(M, K, dtype=dtype)
+        w = randn(N, K, dtype=dtype, scale=K ** -0.5)
+        bias = randn(N, dtype=dtype)
+        if layout == "linear":
+            def call():
+                return torch_memopt.linear(x, w, bias, activation="gelu", variant="wgmma")
+            ref = F.gelu(F.linear(x.double(), w.double(), bias.double()))
+        else:
+            b = w.t().contiguous()
+            def call():
+                return torch_memopt.gemm(x, b, variant="wgmma")
+            ref = torch.mm(x.double(), b.double())
+        block = torch.full((M * N,), float("nan"), device="cuda", dtype=dtype)
+        del block
+        out = call()
+        err = rel_error(out, ref)
+        if not err < TOLERANCE[dtype]:
+            failures.append(f"{layout} {M}x{N}x{K}: relative error {err:.2e}")
+        moved = (call() != out).sum().item()
+        if moved:
+            failures.append(f"{layout} {M}x{N}x{K}: {moved} outputs moved on a second run")
+    assert not failures, f"wgmma, tile {tile}, {dtype}:\n" + "\n".join(failures)
+
+
+def test_set_wgmma_tile_rejects_unknown_tiles():
+    from torch_memopt import _C
+
+    with pytest.raises(ValueError, match=r"expected one of \(0, 0\) \(the rule\), \(128, 256\)"):
+        _C._set_wgmma_tile(96, 64)
+
+
 @cuda_test
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_auto_follows_gemm_plan(dtype):
-    """auto runs the rung gemm_plan names: wgmma_split where 128 x 256 tiles are fewer
-    than SMs (Llama o-proj at 128 and 256 tokens), wgmma where they fill the GPU."""
+    """auto runs the rung gemm_plan names: wgmma with a tile that fills the SMs (Llama
+    o-proj at 128 and 256 tokens: 64 x 64 and 128 x 64; 128 x 256 at 4096), wgmma_split
+    where even 64 x 64 tiles fill fewer than half of them (N = 1024 at 128 tokens)."""
     require("auto")
     hopper = torch.cuda.get_device_capability() == (9, 0)
-    for M, N, K in [(128, 4096, 4096), (256, 4096, 4096), (4096, 4096, 512)]:
+    expected = {(128, 4096, 4096): ("wgmma", (64, 64)), (256, 4096, 4096): ("wgmma", (128, 64)),
+                (4096, 4096, 512): ("wgmma", (128, 256)),
+                (128, 1024, 4096): ("wgmma_split", (128, 256))}
+    for (M, N, K), (variant, tile) in expected.items():
         plan = torch_memopt.gemm_plan(M, N, K, dtype)
         if hopper:
-            expected = "wgmma_split" if M <= 256 else "wgmma"
-            assert plan["variant"] == expected, (M, N, K, plan)
+            assert (plan["variant"], plan["tile"]) == (variant, tile), (M, N, K, plan)
         x, w = randn(M, K, dtype=dtype), randn(N, K, dtype=dtype)
         assert torch.equal(torch_memopt.linear(x, w), torch_memopt.linear(x, w, variant=plan["variant"]))

@@ -3,8 +3,8 @@
 ``memopt.gemm`` and ``memopt.linear`` pick a rung by shape, dtype and GPU; the
 choice is one C++ function (csrc/gemm/gemm_plan.cpp) that the op's ``auto``
 and this wrapper both call, so what it says is what the op launches. The
-rules and the H200 sweep behind them: ``benchmarks/results/tune/wgmma_split_h200.json``
-and docs/perf-notes.md.
+rules and the H200 sweeps behind them: ``benchmarks/results/tune/wgmma_split_h200.json``,
+``benchmarks/results/tune/wgmma_tiles_h200.json`` and docs/perf-notes.md.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ class GemmPlan(TypedDict):
 
     variant: str  # the rung, as torch_memopt.variants lists it
     splits: int  # K splits over a thread-block cluster (wgmma_split), else 1
+    tile: tuple[int, int]  # the output tile of wgmma / wgmma_split, rows x columns ((0, 0): none)
     tiles: int  # output tiles of the rung's tile shape (0: not a tiled rung)
     ctas: int  # blocks the launch asks for (0: not worked out by the plan)
     reason: str  # the rule that chose it

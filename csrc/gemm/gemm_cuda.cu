@@ -106,6 +106,13 @@ at::Tensor weight_view(const at::Tensor& b) {
   return k_major ? b.t() : b;
 }
 
+// gemm_plan's tile shape as the launcher's enum (kWgmmaTiles lists both).
+WgmmaTile wgmma_tile_of(TileShape t) {
+  if (t.m == 128) return t.n == 256 ? WgmmaTile::m128n256 : t.n == 128 ? WgmmaTile::m128n128
+                                                                       : WgmmaTile::m128n64;
+  return t.n == 256 ? WgmmaTile::m64n256 : t.n == 128 ? WgmmaTile::m64n128 : WgmmaTile::m64n64;
+}
+
 // auto: gemm_plan.h's choice for the shape (the rules and the measurements
 // behind them are in gemm_plan.cpp).
 std::string auto_rung(const at::Tensor& a, const at::Tensor& b, Capability cap) {
@@ -260,7 +267,10 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
                           K,
                           act,
                           a_in.scalar_type() == at::kBFloat16 ? HalfType::bf16 : HalfType::fp16,
-                          wgmma_split_override()};
+                          rung.launch == launch_gemm_wgmma_split
+                              ? wgmma_split_count(M, N, K, sm_count(), true)
+                              : 0,
+                          wgmma_tile_of(wgmma_tile(M, N, sm_count()))};
   TORCH_CHECK(!tma_rung || wgmma_operands_ok(args), "memopt: the ", rung.name,
               " rung takes M, N, K < 2^31 (TMA coordinates are 32-bit), got M = ", M, ", N = ", N,
               ", K = ", K);

@@ -17,10 +17,15 @@ constexpr int64_t kMinKTilesPerSplit = 4;
 // once (M = 128, N = K = 4096, 16 tiles: 24.4 / 31.6 / 29.4 us at 4 / 5 / 6
 // splits, H200).
 constexpr int kMaxRuleSplits = 4;
-// Decode shapes: one pass over the weights (splitk, gemv).
-constexpr int64_t kSkinnyRows = 64;
+// Decode shapes: one pass over the weights (splitk, gemv). splitk was the
+// fastest at M = 16 for every Llama layer; at M = 64 a wgmma tile was (64 x
+// 64 at N = 4096-6144: 20.4 / 25.5 us against 21.1 / 34.2) unless its tiles
+// left half the SMs idle (the down-proj, N = 4096, K = 14336: 45.6 against
+// 49.7 us), benchmarks/results/tune/wgmma_tiles_h200.json.
+constexpr int64_t kSplitKRows = 32, kSkinnyRows = 64;
 
 std::atomic<int> g_split_override{0};
+std::atomic<int> g_tile_override{0};  // m * 1000 + n, 0 for the rule
 std::atomic<ClusterFitsQuery> g_fits_query{nullptr};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -47,6 +52,8 @@ void register_cluster_fits_query(ClusterFitsQuery query) { g_fits_query.store(qu
 // 66 / 39 / 30 / 22 / 17 / 15 / 15 clusters of 1-8 CTAs of 197 KB: GPCs,
 // not SMs, bound them.
 int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_device) {
+  const int override_splits = wgmma_split_override();
+  if (override_splits > 0) return override_splits;
   const int64_t tiles = ceil_div(M, kTileM) * ceil_div(N, kTileN);
   const int64_t k_tiles = ceil_div(K, kTileK);
   int splits = 1;
@@ -56,6 +63,59 @@ int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_dev
     }
   }
   return splits;
+}
+
+// The tile with the least estimated time: waves x the per-k-tile time of a
+// wave of that tile, measured on the H200 by benchmarks/tune/sweep_wgmma_tiles.py
+// (benchmarks/results/tune/wgmma_tiles_h200.json, the Llama layers at M =
+// 16-2048): the median over shapes whose waves are full. 128 x 256 is
+// compute-bound (0.81 us a k-tile = 680 TFLOP/s over 132 SMs); the narrower
+// tiles stream (64 x 64: 16 KB a k-tile every 0.21 us, 77 GB/s an SM). A lone
+// partial wave of 128 x 256 runs slower a k-tile than a full one (0.86-1.2 us
+// at 86-128 tiles: fewer stages in flight than the narrow tiles' 6-13), so it
+// counts 0.90 there. A tile replaces the one before it in kWgmmaTiles only
+// when 2% faster, so near-ties keep the larger tile and two consumers (M =
+// 256, N = 4096: 128 x 64 at 23.2 us, 64 x 128 at 24.7). The cuBLAS kernels
+// that ncu names at these layers make the same picks at M = 128-512
+// (benchmarks/tune/ncu_medium_m.py; docs/perf-notes.md).
+double wave_ktile_ns(TileShape t, int64_t tiles, int sm_count) {
+  if (t.m == 128 && t.n == 256) return tiles < sm_count ? 900 : 809;
+  if (t.m == 128 && t.n == 128) return 422;
+  if (t.m == 64 && t.n == 256) return 481;
+  if (t.m == 128 && t.n == 64) return 281;
+  if (t.m == 64 && t.n == 128) return 279;
+  return 212;  // 64 x 64
+}
+
+int64_t tile_count(int64_t M, int64_t N, TileShape t) { return ceil_div(M, t.m) * ceil_div(N, t.n); }
+
+TileShape wgmma_tile(int64_t M, int64_t N, int sm_count) {
+  const TileShape forced = wgmma_tile_override();
+  if (forced.m > 0) return forced;
+  const auto estimate = [&](TileShape t) {
+    const int64_t tiles = tile_count(M, N, t);
+    return static_cast<double>(ceil_div(tiles, sm_count)) * wave_ktile_ns(t, tiles, sm_count);
+  };
+  TileShape best = kWgmmaTiles[0];
+  double best_ns = estimate(best);
+  for (const TileShape t : kWgmmaTiles) {
+    const double ns = estimate(t);
+    if (ns < 0.98 * best_ns) best = t, best_ns = ns;
+  }
+  return best;
+}
+
+bool set_wgmma_tile_override(TileShape tile) {
+  bool known = tile.m == 0 && tile.n == 0;
+  for (const TileShape t : kWgmmaTiles) known = known || (t.m == tile.m && t.n == tile.n);
+  if (!known) return false;
+  g_tile_override.store(tile.m * 1000 + tile.n);
+  return true;
+}
+
+TileShape wgmma_tile_override() {
+  const int code = g_tile_override.load(std::memory_order_relaxed);
+  return {code / 1000, code % 1000};
 }
 
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
@@ -77,27 +137,40 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
                                    : "M > 64 without Hopper: mma.sync, the portable rung";
     return plan;
   }
-  if (M <= kSkinnyRows) {
-    plan.variant = tma_as_is ? "splitk" : "gemv";
-    plan.reason = tma_as_is ? "M <= 64: splitk, the weights as wgmma's A side, split-K in a cluster"
-                            : "M <= 64 with rows TMA cannot read as they are: gemv";
+  const TileShape tile = wgmma_tile(M, N, sm_count);
+  const int64_t tiles = tile_count(M, N, tile);
+  const bool few_tiles = 2 * tiles < sm_count;
+  if (M <= kSkinnyRows && !tma_as_is) {
+    plan.variant = "gemv";
+    plan.reason = "M <= 64 with rows TMA cannot read as they are: gemv";
     return plan;
   }
-  plan.tiles = ceil_div(M, kTileM) * ceil_div(N, kTileN);
-  const int override_splits = wgmma_split_override();
-  plan.splits =
-      override_splits > 0 ? override_splits : wgmma_split_count(M, N, K, sm_count, on_device);
-  if (plan.splits > 1) {
+  if (M <= kSplitKRows || (M <= kSkinnyRows && few_tiles)) {
+    plan.variant = "splitk";
+    plan.reason =
+        "decode rows (M <= 32, or <= 64 with wgmma tiles for fewer than half the SMs): splitk, "
+        "the weights as wgmma's A side, split-K in a cluster";
+    return plan;
+  }
+  const int splits = wgmma_split_count(M, N, K, sm_count, on_device);
+  if (few_tiles && splits > 1) {
     plan.variant = "wgmma_split";
+    plan.splits = splits;
+    plan.tile_m = kTileM, plan.tile_n = kTileN;
+    plan.tiles = tile_count(M, N, {static_cast<int>(kTileM), static_cast<int>(kTileN)});
     plan.ctas = plan.tiles * plan.splits;
     plan.reason =
-        "fewer 128x256 tiles than SMs: K split over clusters of `splits` CTAs, the most splits "
-        "(<= 4, >= 4 k-tiles each) whose clusters all fit on the GPU at once";
+        "wgmma tiles for fewer than half the SMs: 128x256 tiles, K split over clusters of "
+        "`splits` CTAs, the most splits (<= 4, >= 4 k-tiles each) whose clusters all fit on the "
+        "GPU at once";
   } else {
     plan.variant = "wgmma";
-    plan.ctas = std::min<int64_t>(plan.tiles, sm_count);
+    plan.tile_m = tile.m, plan.tile_n = tile.n;
+    plan.tiles = tiles;
+    plan.ctas = std::min<int64_t>(tiles, sm_count);
     plan.reason =
-        "tiles enough to fill the SMs (or K too short to split): the persistent wgmma kernel";
+        "the persistent wgmma kernel with the tile of the least estimated time: waves x the "
+        "per-k-tile time of a wave of that tile, measured on the H200";
   }
   return plan;
 }

@@ -15,6 +15,7 @@ namespace memopt {
 struct GemmPlan {
   std::string variant;  // the rung auto takes
   int splits = 1;       // K splits over a cluster (wgmma_split), else 1
+  int tile_m = 0, tile_n = 0;  // the output tile of wgmma / wgmma_split (0: not a tiled rung)
   int64_t tiles = 0;    // output tiles of the rung's tile shape (0: not a tiled rung)
   int64_t ctas = 0;     // blocks the launch asks for (0: not worked out here)
   std::string reason;   // the rule and the measurement behind it
@@ -35,8 +36,25 @@ void register_cluster_fits_query(ClusterFitsQuery query);
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
                    bool tma_as_is, bool on_device);
 
-// The wgmma_split rung's K splits for a shape (1: no split pays).
+// The wgmma_split rung's K splits for a shape (1: no split pays), or the
+// override's.
 int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_device);
+
+// The wgmma rung's output tile for a shape, rows x columns: one of
+// kWgmmaTiles, or the override's.
+struct TileShape {
+  int m, n;
+};
+// Largest first; of equal areas, two consumer warpgroups (128 rows) first.
+constexpr TileShape kWgmmaTiles[] = {{128, 256}, {128, 128}, {64, 256},
+                                     {128, 64},  {64, 128},  {64, 64}};
+TileShape wgmma_tile(int64_t M, int64_t N, int sm_count);
+
+// A process-wide override of the wgmma rung's tile for the tuning sweep and
+// the tests: one of kWgmmaTiles, or {0, 0} to restore the rule. False (and
+// nothing changed) for any other shape.
+bool set_wgmma_tile_override(TileShape tile);
+TileShape wgmma_tile_override();
 
 // A process-wide override of wgmma_split's splits for the tuning sweep
 // (benchmarks/tune/sweep_wgmma_split.py) and the tests; 0 restores the rule.

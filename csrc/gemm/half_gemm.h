@@ -14,6 +14,9 @@ namespace memopt {
 
 enum class HalfType { bf16, fp16 };
 
+// The wgmma rung's output tile, rows x columns (gemm_plan.h picks it).
+enum class WgmmaTile { m128n256, m128n128, m128n64, m64n256, m64n128, m64n64 };
+
 // out[m, n] = act(sum_k A[m, k] * B[k, n] + bias[n]), rounded to `dtype`.
 // A[m, k] lives at a[m * a_stride_m + k] (unit k-stride).
 // B comes in one of the two layouts of the ops, both read natively:
@@ -32,7 +35,8 @@ struct HalfGemmArgs {
   int64_t M, N, K;
   Activation act;
   HalfType dtype;
-  int splits = 0;  // wgmma_split only: K splits, 0 for the rule (gemm_plan.h)
+  int splits = 1;  // wgmma_split only: K splits (gemm_plan.h's wgmma_split_count)
+  WgmmaTile tile = WgmmaTile::m128n256;  // wgmma only
 };
 
 // Hopper (sm_90a): TMA loads into swizzled shared memory, an mbarrier
@@ -42,6 +46,12 @@ struct HalfGemmArgs {
 // that break it into an aligned scratch copy first.
 bool wgmma_operands_ok(const HalfGemmArgs& p);
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
+// launch_gemm_wgmma's narrower tiles (wgmma_tiles_128.cu, wgmma_tiles_64.cu).
+void launch_gemm_wgmma_128x128(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_128x64(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_64x256(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_64x128(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_64x64(const HalfGemmArgs& p, cudaStream_t stream);
 // Variants for the tuning harness (benchmarks/tune/wgmma_configs.cu): the
 // epilogue straight from registers; two staged output boxes and 4 stages;
 // 2-CTA clusters sharing B through TMA multicast. Defined only in builds with
@@ -52,7 +62,7 @@ void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t st
 void launch_gemm_wgmma_pingpong(const HalfGemmArgs& p, cudaStream_t stream);
 
 // Hopper (sm_90a): the wgmma kernel's tile and mainloop with K split over a
-// thread-block cluster of p.splits CTAs (0: wgmma_split_count's), the
+// thread-block cluster of p.splits CTAs, the
 // partial tiles summed through distributed shared memory in a fixed order.
 // For shapes with fewer output tiles than SMs. Requires wgmma_operands_ok
 // and wgmma_split_shape_ok (the grid's x extent).

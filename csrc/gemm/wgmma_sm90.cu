@@ -1,7 +1,8 @@
-// Launcher of the wgmma rung (kernels/wgmma_sm90.cuh): the TMA tensor maps of
-// A and B, the persistent grid, the shared-memory opt-in. ATen-free; the
-// caller (gemm_cuda.cu) checks the launch and only calls this on compute
-// capability 9.0 with operands that pass wgmma_operands_ok.
+// Launcher of the wgmma rung (kernels/wgmma_sm90.cuh): the 128 x 256 tile and
+// the dispatch on HalfGemmArgs::tile to the narrower ones (wgmma_tiles_*.cu);
+// the launch itself is wgmma_launch.cuh's. ATen-free; the caller
+// (gemm_cuda.cu) checks the launch and only calls this on compute capability
+// 9.0 with operands that pass wgmma_operands_ok.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -11,92 +12,21 @@
 #include <cstdlib>
 #include <cstdint>
 
-#include "common/cluster_launch.cuh"
 #include "common/device_info.h"
 #include "common/kernel_registry.h"
 #include "gemm/half_gemm.h"
-#include "gemm/tma_map.h"
 #include "gemm/kernels/wgmma_sm90.cuh"
+#include "gemm/tma_map.h"
+#include "gemm/wgmma_launch.cuh"
 #ifdef MEMOPT_WGMMA_TUNING_VARIANTS
 #include "gemm/kernels/wgmma_pingpong.cuh"
 #endif
 
 namespace memopt {
-namespace {
 
-bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-template <typename T, bool kBKMajor, int kClusterM, int kStaged>
-void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
-  using namespace wgmma;
-  const CUtensorMap map_a = make_tma_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, kBlockM, kBlockK);
-  // K-major W: each CTA of a cluster loads (and multicasts) 256 / kClusterM rows.
-  const CUtensorMap map_b =
-      kBKMajor ? make_tma_map(p.b, p.dtype, p.N, p.K, p.b_stride, kBlockN / kClusterM, kBlockK)
-               : make_tma_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
-  const int64_t unit_rows = ((p.M + kBlockM - 1) / kBlockM + kClusterM - 1) / kClusterM;
-  const int64_t units = unit_rows * ((p.N + kBlockN - 1) / kBlockN);
-  // The output as 64 x 64 boxes (only read with kStaged > 0; N % 8 == 0 then).
-  const CUtensorMap map_out = kStaged > 0 ? make_tma_map(p.out, p.dtype, p.M, p.N, p.N, 64, 64) : map_a;
-  const auto kernel = gemm_wgmma_kernel<T, kBKMajor, kClusterM, kStaged>;
-  constexpr int kSmemBytes = smem_bytes_of<kStaged>();
-  static std::atomic<unsigned long long> opted_in{0};
-  opt_in_shared_memory(kernel, kSmemBytes, opted_in);
-  const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
-  ClusterLaunch cluster(dim3(1), dim3(kThreads), dim3(kClusterM), stream, kSmemBytes);
-  // A persistent grid must fit at once. Clusters are placed inside one GPC,
-  // and a GPC with an odd number of free SMs leaves one idle, so fewer than
-  // sm_count / 2 pairs may fit: ask the occupancy API rather than divide.
-  int64_t resident = sm_count() / kClusterM;
-  if constexpr (kClusterM > 1) {
-    static int fits = 0;  // per instantiation: same kernel, same answer
-    if (fits == 0) {
-      cluster.config().gridDim = dim3(static_cast<unsigned>(resident * kClusterM));
-      if (cudaOccupancyMaxActiveClusters(&fits, kernel, &cluster.config()) != cudaSuccess ||
-          fits <= 0) {
-        cudaGetLastError();
-        fits = static_cast<int>(resident);
-      }
-      if (std::getenv("MEMOPT_WGMMA_VERBOSE") != nullptr) {
-        std::fprintf(stderr, "wgmma cluster %d staged %d: %d clusters resident of %lld wanted\n",
-                     kClusterM, kStaged, fits, static_cast<long long>(resident));
-      }
-    }
-    resident = fits;
-  }
-  const int64_t clusters = std::min<int64_t>(units, resident);
-  const unsigned grid = static_cast<unsigned>(clusters * kClusterM);
-  if constexpr (kClusterM == 1) {
-    kernel<<<grid, kThreads, kSmemBytes, stream>>>(map_a, map_b, map_out, args);
-  } else {
-    cluster.config().gridDim = dim3(grid);
-    cluster.launch(kernel, map_a, map_b, map_out, args);  // checked by gemm_cuda.cu's launch check
-  }
-}
-
-template <int kClusterM, int kStaged>
-void launch_clustered(const HalfGemmArgs& p, cudaStream_t stream) {
-  if (p.dtype == HalfType::bf16) {
-    p.b_k_major ? launch_typed<__nv_bfloat16, true, kClusterM, kStaged>(p, stream)
-                : launch_typed<__nv_bfloat16, false, kClusterM, kStaged>(p, stream);
-  } else {
-    p.b_k_major ? launch_typed<__half, true, kClusterM, kStaged>(p, stream)
-                : launch_typed<__half, false, kClusterM, kStaged>(p, stream);
-  }
-}
-
-// The output's tensor map needs a 16-byte aligned base and rows a multiple of
-// 16 bytes apart; otherwise the epilogue stores from registers.
-template <int kClusterM, int kStaged>
-void launch_epilogue_tma(const HalfGemmArgs& p, cudaStream_t stream) {
-  if (p.N % 8 == 0 && aligned_16(p.out)) {
-    launch_clustered<kClusterM, kStaged>(p, stream);
-  } else {
-    launch_clustered<kClusterM, 0>(p, stream);
-  }
-}
-
-}  // namespace
+using wgmma_launch::aligned_16;
+using wgmma_launch::launch_clustered;
+using wgmma_launch::launch_epilogue_tma;
 
 // TMA reads global memory through 16-byte-aligned addresses and row strides
 // that are multiples of 16 bytes (8 elements); its coordinates are 32-bit.
@@ -112,7 +42,14 @@ bool wgmma_operands_ok(const HalfGemmArgs& p) {
 // ranges are run-to-run spread). Two staged boxes with 4 stages, and 2-CTA
 // clusters, measured no better (docs/perf-notes.md).
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_epilogue_tma<1, 4>(p, stream);
+  switch (p.tile) {
+    case WgmmaTile::m128n256: return wgmma_launch::launch_tile<wgmma::Wide>(p, stream);
+    case WgmmaTile::m128n128: return launch_gemm_wgmma_128x128(p, stream);
+    case WgmmaTile::m128n64: return launch_gemm_wgmma_128x64(p, stream);
+    case WgmmaTile::m64n256: return launch_gemm_wgmma_64x256(p, stream);
+    case WgmmaTile::m64n128: return launch_gemm_wgmma_64x128(p, stream);
+    case WgmmaTile::m64n64: return launch_gemm_wgmma_64x64(p, stream);
+  }
 }
 
 // The variants the tuning harness (benchmarks/tune/wgmma_configs.cu) times
@@ -120,13 +57,13 @@ void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream) {
 // keep their 12 kernels out of the extension's build time.
 #ifdef MEMOPT_WGMMA_TUNING_VARIANTS
 void launch_gemm_wgmma_register_epilogue(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_clustered<1, 0>(p, stream);
+  launch_clustered<wgmma::Wide, 1, 0>(p, stream);
 }
 void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_epilogue_tma<1, 2>(p, stream);
+  launch_epilogue_tma<wgmma::Wide, 1, 2>(p, stream);
 }
 void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_epilogue_tma<2, 4>(p, stream);
+  launch_epilogue_tma<wgmma::Wide, 2, 4>(p, stream);
 }
 
 namespace {
@@ -153,7 +90,7 @@ void launch_pingpong_typed(const HalfGemmArgs& p, cudaStream_t stream) {
 // cooperative kernel where the output breaks the TMA store's rules.
 void launch_gemm_wgmma_pingpong(const HalfGemmArgs& p, cudaStream_t stream) {
   if (p.N % 8 != 0 || !aligned_16(p.out)) {
-    launch_clustered<1, 0>(p, stream);
+    launch_clustered<wgmma::Wide, 1, 0>(p, stream);
   } else if (p.dtype == HalfType::bf16) {
     p.b_k_major ? launch_pingpong_typed<__nv_bfloat16, true>(p, stream)
                 : launch_pingpong_typed<__nv_bfloat16, false>(p, stream);
@@ -172,9 +109,9 @@ namespace {
 template <bool kBKMajor>
 std::vector<KernelEntry> wgmma_kernels(const char* op) {
   return {{op, "wgmma", "bfloat16, epilogue through TMA stores (N % 8 == 0)",
-           kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, kBKMajor, 1, 4>)},
+           kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Wide, kBKMajor, 1, 4>)},
           {op, "wgmma", "bfloat16, epilogue from registers (other N)",
-           kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, kBKMajor, 1, 0>)}};
+           kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Wide, kBKMajor, 1, 0>)}};
 }
 
 MEMOPT_REGISTER_KERNELS(kGemmWgmmaKernels, wgmma_kernels<false>("gemm"));

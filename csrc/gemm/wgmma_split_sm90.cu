@@ -30,8 +30,8 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
                                 : make_tma_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
   const int64_t tiles = ((p.M + kBlockM - 1) / kBlockM) * ((p.N + kBlockN - 1) / kBlockN);
   const int k_tiles = static_cast<int>((p.K + kBlockK - 1) / kBlockK);
-  int splits = p.splits > 0 ? p.splits : wgmma_split_count(p.M, p.N, p.K, sm_count(), true);
-  splits = std::max(1, std::min({splits, kMaxSplits, k_tiles}));
+  // p.splits: gemm_plan's wgmma_split_count (or its override), >= 1.
+  int splits = std::max(1, std::min({p.splits, kMaxSplits, k_tiles}));
   // Every CTA gets at least one k-tile: 9 k-tiles in 4 splits are 3 + 3 + 3.
   const int kps = (k_tiles + splits - 1) / splits;
   splits = (k_tiles + kps - 1) / kps;

@@ -193,9 +193,10 @@ __device__ __forceinline__ void wgmma_wait() {
 
 // Keeps the compiler from moving accumulator reads or writes across the
 // asynchronous wgmma (the registers are in flight until wgmma_wait).
-__device__ __forceinline__ void fence_accumulators(float (&d)[128]) {
+template <int kN>
+__device__ __forceinline__ void fence_accumulators(float (&d)[kN]) {
 #pragma unroll
-  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 #define MEMOPT_WGMMA_D_REGS \

@@ -8,14 +8,17 @@
 // FMAs. Registers hold only the fp32 accumulators.
 //
 // Structure:
-// - Block tile 128 x 256, k-tile 64, kStages = 4 shared-memory stages of
-//   48 KB (A 16 KB + B 32 KB): 192 KB, one block per SM.
+// - Block tile 128 x 256 (64 x 64 to 128 x 256: Tile below; gemm_plan.cpp
+//   picks one a shape), k-tile 64, as many shared-memory stages as fit: 128
+//   x 256 has 3-4 of 48 KB (A 16 KB + B 32 KB), 64 x 64 13 of 16 KB. One
+//   block per SM.
 // - Warp specialization: warpgroup 0 is the producer (one thread issues the
-//   TMA loads, gated by an `empty` mbarrier per stage); warpgroups 1 and 2
-//   are consumers, each owning 64 rows of the tile (m64n256 per wgmma, 128
+//   TMA loads, gated by an `empty` mbarrier per stage); the other one or two
+//   are consumers, each owning 64 rows of the tile (m64nN per wgmma, N / 2
 //   accumulators a thread), gated by a `full` mbarrier per stage that the TMA
-//   bytes complete; each consumer warp arrives on `empty` when done reading. setmaxnreg moves registers from the producer (40) to the
-//   consumers (232).
+//   bytes complete; each consumer warp arrives on `empty` when done reading.
+//   With two consumers setmaxnreg moves registers from the producer (40) to
+//   them (232).
 // - Pipelining: a consumer keeps one k-tile of wgmmas in flight
 //   (wait_group 1) and frees the stage of the k-tile before it.
 // - Persistent grid: one block per SM walks output tiles id, id + grid, ...
@@ -47,43 +50,73 @@
 
 #include "common/activation.h"
 #include "gemm/kernels/half_convert.cuh"
+#include "gemm/kernels/stamps.cuh"
 #include "gemm/kernels/tile_order.cuh"
+#include "gemm/kernels/wgmma_narrow_ptx.cuh"
 #include "gemm/kernels/wgmma_ptx.cuh"
 
 namespace memopt {
 namespace wgmma {
 
-constexpr int kBlockM = 128, kBlockN = 256, kBlockK = 64;
-constexpr int kStages = 4;
-constexpr int kConsumers = 2;                      // warpgroups of 64 rows each
-constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
-constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+constexpr int kBlockK = 64;
 constexpr int kElemBytes = 2;
-constexpr int kTileABytes = kBlockM * kBlockK * kElemBytes;  // 16 KB
-constexpr int kTileBBytes = kBlockN * kBlockK * kElemBytes;  // 32 KB
-constexpr int kStageBytes = kTileABytes + kTileBBytes;
-// With the epilogue through shared memory, each consumer stages its 64 x 256
-// outputs for TMA stores as 64 x 64 boxes swizzled like the loads: all four
-// at once (32 KB; 3 stages then fit) or two at a time (16 KB, written in two
-// halves; 4 stages fit). kStaged = 0 is the epilogue straight from registers.
-constexpr int kCBoxBytes = 64 * 64 * kElemBytes;           // 8 KB
-template <int kStaged>
-constexpr int stages_of() { return kStaged == 4 ? 3 : kStages; }
-// + 1 KB to align the stages to 1024 bytes (the 128-byte swizzle's atom).
-template <int kStaged>
-constexpr int smem_bytes_of() {
-  return stages_of<kStaged>() * kStageBytes + kConsumers * kStaged * kCBoxBytes + 1024;
-}
-static_assert(smem_bytes_of<0>() <= 227 * 1024, "Hopper gives a block at most 227 KB of shared memory");
-static_assert(smem_bytes_of<4>() <= 227 * 1024, "3 stages + four staged boxes fit");
-static_assert(smem_bytes_of<2>() <= 227 * 1024, "4 stages + two staged boxes fit");
-static_assert(kBlockK * kElemBytes == 128, "a k-tile row is one 128-byte swizzle row");
-static_assert(kBlockM == 64 * kConsumers, "each consumer warpgroup owns 64 rows (m64 wgmma)");
-static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536,
-              "the register budget after setmaxnreg fits the SM's 64K registers");
-// For MN-major B: four 64-column boxes, each 64 k-rows of 128 bytes.
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+// The epilogue stages a consumer's outputs for TMA stores as 64 x 64 boxes
+// swizzled like the loads (kStaged of them at once); kStaged = 0 is the
+// epilogue straight from registers.
+constexpr int kCBoxBytes = 64 * 64 * kElemBytes;  // 8 KB
+// For MN-major B: 64-column boxes, each 64 k-rows of 128 bytes.
 constexpr int kBoxN = 64;
 constexpr int kBoxBytes = kBoxN * kBlockK * kElemBytes;  // 8 KB
+// Hopper gives a block at most 227 KB of shared memory, static included; 1 KB
+// of the dynamic part aligns the stages to 1024 bytes (the 128-byte swizzle's
+// atom) and 256 bytes are left for the static mbarriers.
+constexpr int kSmemLimit = 227 * 1024, kAlignSlack = 1024, kBarrierBytes = 256;
+static_assert(kBlockK * kElemBytes == 128, "a k-tile row is one 128-byte swizzle row");
+
+// An output tile of kBM x kBN: kBM / 64 consumer warpgroups of 64 rows each
+// (m64 wgmma), kBN / 2 fp32 accumulators a consumer thread. What binds each
+// shape: 128 x 256, the registers (128 accumulators, 232 a thread after
+// setmaxnreg) and shared memory (3-4 stages of 48 KB); the smaller tiles,
+// the tile count at medium M (M = 128, N = 4096: 16 tiles of 128 x 256, 128
+// of 64 x 64), traded against re-reads of A and B (a 64 x 64 tile moves 16
+// KB a k-tile for 0.5 MFLOP, 128 x 256 48 KB for 4.2).
+template <int kBM, int kBN>
+struct Tile {
+  static_assert(kBM == 64 || kBM == 128, "one or two consumer warpgroups of 64 rows");
+  static_assert(kBN == 64 || kBN == 128 || kBN == 256, "wgmma n64 / n128 / n256");
+  static constexpr int kBlockM = kBM, kBlockN = kBN;
+  static constexpr int kConsumers = kBM / 64;
+  static constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
+  static constexpr int kAcc = kBN / 2;
+  static constexpr int kOutBoxes = kBN / 64;  // 64-column boxes of a consumer's 64 rows
+  static constexpr int kTileABytes = kBM * kBlockK * kElemBytes;
+  static constexpr int kTileBBytes = kBN * kBlockK * kElemBytes;
+  static constexpr int kStageBytes = kTileABytes + kTileBBytes;
+  // As many stages as fit beside kStaged staging boxes a consumer: 128 x 256
+  // gets 3 (four boxes) or 4; 128 x 128 6; 128 x 64 8; 64 x 64 13 (the
+  // stage counts cuBLAS's H200 kernels use at these tiles, from their names).
+  template <int kStaged>
+  static constexpr int stages() {
+    return (kSmemLimit - kAlignSlack - kBarrierBytes - kConsumers * kStaged * kCBoxBytes) /
+           kStageBytes;
+  }
+  template <int kStaged>
+  static constexpr int smem_bytes() {
+    return stages<kStaged>() * kStageBytes + kConsumers * kStaged * kCBoxBytes + kAlignSlack;
+  }
+  static_assert(stages<0>() >= 3, "at least three stages in flight");
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536,
+                "the register budget after setmaxnreg fits the SM's 64K registers");
+};
+
+// The wgmma_split rung's tile (kernels/wgmma_split_sm90.cuh).
+using Wide = Tile<128, 256>;
+constexpr int kBlockM = Wide::kBlockM, kBlockN = Wide::kBlockN;
+constexpr int kConsumers = Wide::kConsumers, kThreads = Wide::kThreads;
+constexpr int kTileABytes = Wide::kTileABytes, kStageBytes = Wide::kStageBytes;
+static_assert(Wide::stages<4>() == 3 && Wide::stages<0>() == 4,
+              "128 x 256: 3 stages beside four staged boxes, 4 without");
 
 template <typename T>
 using Half = HalfConvert<T>;
@@ -95,14 +128,21 @@ struct KernelArgs {
   Activation act;
 };
 
-template <typename T, bool kBKMajor>
-__device__ __forceinline__ void wgmma_k16(float (&acc)[128], uint64_t desc_a, uint64_t desc_b,
+template <typename T, bool kBKMajor, int kAcc>
+__device__ __forceinline__ void wgmma_k16(float (&acc)[kAcc], uint64_t desc_a, uint64_t desc_b,
                                           int scale_d) {
   constexpr int kTrans = kBKMajor ? 0 : 1;
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    sm90::wgmma_m64n256k16_bf16<kTrans>(acc, desc_a, desc_b, scale_d);
+  constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+  if constexpr (kAcc == 128) {
+    if constexpr (kBf16) {
+      sm90::wgmma_m64n256k16_bf16<kTrans>(acc, desc_a, desc_b, scale_d);
+    } else {
+      sm90::wgmma_m64n256k16_f16<kTrans>(acc, desc_a, desc_b, scale_d);
+    }
+  } else if constexpr (kBf16) {
+    sm90::NarrowWgmma<2 * kAcc>::template bf16<0, kTrans>(acc, desc_a, desc_b, scale_d);
   } else {
-    sm90::wgmma_m64n256k16_f16<kTrans>(acc, desc_a, desc_b, scale_d);
+    sm90::NarrowWgmma<2 * kAcc>::template f16<0, kTrans>(acc, desc_a, desc_b, scale_d);
   }
 }
 
@@ -136,16 +176,16 @@ __device__ __forceinline__ void store_group(const KernelArgs& p, int64_t row, in
   }
 }
 
-// Stores a consumer's 64 x 256 accumulators (its rows of the tile) with bias
-// and activation. wgmma's fp32 fragment: thread t of the warpgroup holds, for
-// each j < 32, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and columns
-// 8 j + 2 (t % 4) (+ 1), in acc[4 j .. 4 j + 3].
-template <typename T>
-__device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&acc)[128], int64_t m0,
-                                           int64_t n0, int t) {
+// Stores a consumer's 64 x (2 kAcc) accumulators (its rows of the tile) with
+// bias and activation. wgmma's fp32 fragment: thread t of the warpgroup
+// holds, for each j < kAcc / 4, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and
+// columns 8 j + 2 (t % 4) (+ 1), in acc[4 j .. 4 j + 3].
+template <typename T, int kAcc>
+__device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&acc)[kAcc],
+                                           int64_t m0, int64_t n0, int t) {
   const int64_t row = m0 + 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
-  for (int j = 0; j < 32; ++j) {
+  for (int j = 0; j < kAcc / 4; ++j) {
     store_group<T>(p, row, n0 + 8 * j + 2 * (t % 4), acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
                    acc[4 * j + 3]);
   }
@@ -166,19 +206,22 @@ __device__ __forceinline__ void stage_pair(uint8_t* box, int row, int col, Activ
 
 // The epilogue through shared memory: bias and activation in fp32, rounded,
 // written into this consumer's swizzled 64 x 64 boxes (stage_pair), then one
-// thread stores the boxes with TMA, which drops what lies past M or
-// N. With kStaged = 4 the whole 64 x 256 goes out at once and the consumer
-// goes on to its next tile while the stores drain; with kStaged = 2 it goes
-// out in two halves of 128 columns, the second waiting until TMA has read the
-// first out of shared memory. A box is written again only after its last
-// store has read it (`fresh`: nothing of this consumer's is pending yet).
-template <typename T, int kStaged>
+// thread stores the boxes with TMA, which drops what lies past M or N. With
+// kStaged boxes for all of the consumer's 64 x (2 kAcc) outputs, they go out
+// at once and the consumer goes on to its next tile while the stores drain;
+// with fewer (128 x 256 with two boxes) they go out in passes of kStaged
+// boxes, each waiting until TMA has read the one before out of shared
+// memory. A box is written again only after its last store has read it
+// (`fresh`: nothing of this consumer's is pending yet).
+template <typename T, int kStaged, int kAcc>
 __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtensorMap* map_out,
-                                               const float (&acc)[128], uint8_t* c_smem,
+                                               const float (&acc)[kAcc], uint8_t* c_smem,
                                                int64_t m0, int64_t n0, int t, int consumer,
                                                bool fresh) {
-  static_assert(kStaged == 2 || kStaged == 4, "two or four staged boxes");
-  constexpr int kPasses = 4 / kStaged;
+  constexpr int kBoxes = kAcc / 32;  // 64-column boxes
+  static_assert(kStaged > 0 && kBoxes % kStaged == 0, "whole passes of staged boxes");
+  constexpr int kPasses = kBoxes / kStaged;
+  constexpr int kGroups = kAcc / 4;  // 8-column groups of the fragment
   const int barrier_id = 1 + consumer;  // 0 is __syncthreads'
   const T* bias = static_cast<const T*>(p.bias);
   const int row0 = 16 * (t / 32) + (t % 32) / 4;
@@ -189,8 +232,8 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
       sm90::named_barrier_sync(barrier_id, 128);
     }
 #pragma unroll
-    for (int jj = 0; jj < 32 / kPasses; ++jj) {
-      const int j = pass * (32 / kPasses) + jj;
+    for (int jj = 0; jj < kGroups / kPasses; ++jj) {
+      const int j = pass * (kGroups / kPasses) + jj;
       const int col = 8 * j + 2 * (t % 4);
       const int64_t n = n0 + col;
       const float b0 = bias != nullptr && n < p.N ? Half<T>::to_float(bias[n]) : 0.f;
@@ -221,21 +264,21 @@ __device__ __forceinline__ void next_stage(int& stage, uint32_t& phase) {
 }
 
 // The producer thread's TMA loads of k-tiles [kt_begin, kt_end) of the tile
-// at (m0, n0) into the stage ring (A then B a stage, kStageBytes), each stage
+// at (m0, n0) into the stage ring (A then B a stage, Tl::kStageBytes), each stage
 // once its `empty` barrier says the consumers are done with it. kClusterM =
 // 2: this CTA loads its half of B and multicasts it to both CTAs (the
 // kernel's comment says why).
-template <bool kBKMajor, int kClusterM, int kStages>
+template <typename Tl, bool kBKMajor, int kClusterM, int kStages>
 __device__ __forceinline__ void load_tile(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                           uint8_t* smem, uint64_t* full, uint64_t* empty,
                                           int32_t m0, int32_t n0, int kt_begin, int kt_end,
                                           uint32_t rank, int& stage, uint32_t& phase) {
   for (int kt = kt_begin; kt < kt_end; ++kt) {
-    uint8_t* const a = smem + stage * kStageBytes;
-    uint8_t* const b = a + kTileABytes;
+    uint8_t* const a = smem + stage * Tl::kStageBytes;
+    uint8_t* const b = a + Tl::kTileABytes;
     sm90::mbar_wait(&empty[stage], phase ^ 1);
     // A (own) + all of B (this CTA's half and the peer's) land here.
-    sm90::mbar_arrive_expect_tx(&full[stage], kStageBytes);
+    sm90::mbar_arrive_expect_tx(&full[stage], Tl::kStageBytes);
     const int32_t k0 = kt * kBlockK;
     sm90::tma_load_2d(a, map_a, k0, m0, &full[stage]);
     if constexpr (kClusterM == 1) {
@@ -243,7 +286,7 @@ __device__ __forceinline__ void load_tile(const CUtensorMap* map_a, const CUtens
         sm90::tma_load_2d(b, map_b, k0, n0, &full[stage]);
       } else {
 #pragma unroll
-        for (int box = 0; box < kBlockN / kBoxN; ++box) {
+        for (int box = 0; box < Tl::kBlockN / kBoxN; ++box) {
           sm90::tma_load_2d(b + box * kBoxBytes, map_b, n0 + box * kBoxN, k0, &full[stage]);
         }
       }
@@ -251,11 +294,11 @@ __device__ __forceinline__ void load_tile(const CUtensorMap* map_a, const CUtens
       constexpr uint16_t kAll = (1u << kClusterM) - 1;
       if constexpr (kBKMajor) {
         // The map's box is kBlockN / kClusterM rows of W.
-        constexpr int kRows = kBlockN / kClusterM;
+        constexpr int kRows = Tl::kBlockN / kClusterM;
         sm90::tma_load_2d_multicast(b + rank * kRows * 128, map_b, k0,
                                     n0 + static_cast<int32_t>(rank) * kRows, &full[stage], kAll);
       } else {
-        constexpr int kBoxes = kBlockN / kBoxN / kClusterM;
+        constexpr int kBoxes = Tl::kBlockN / kBoxN / kClusterM;
 #pragma unroll
         for (int j = 0; j < kBoxes; ++j) {
           const int box = static_cast<int>(rank) * kBoxes + j;
@@ -273,15 +316,16 @@ __device__ __forceinline__ void load_tile(const CUtensorMap* map_a, const CUtens
 // once every wgmma that read it is done. One k-tile of wgmmas stays in
 // flight (wait_group 1): the stage of the k-tile before is freed while this
 // one runs. Returns with every wgmma complete and every stage released.
-template <typename T, bool kBKMajor, int kStages, typename Release>
-__device__ __forceinline__ void mma_tile(float (&acc)[128], uint8_t* smem, uint64_t* full,
+template <typename T, typename Tl, bool kBKMajor, int kStages, typename Release>
+__device__ __forceinline__ void mma_tile(float (&acc)[Tl::kAcc], uint8_t* smem, uint64_t* full,
                                          int consumer, int kt_begin, int kt_end, int& stage,
                                          uint32_t& phase, const Release& release) {
   int prev_stage = -1;
   for (int kt = kt_begin; kt < kt_end; ++kt) {
     sm90::mbar_wait(&full[stage], phase);
-    const uint32_t a_base = sm90::smem_addr(smem + stage * kStageBytes) + consumer * 64 * 128;
-    const uint32_t b_base = sm90::smem_addr(smem + stage * kStageBytes + kTileABytes);
+    if (kt == kt_begin) MEMOPT_STAMP(2);  // the first k-tile has landed
+    const uint32_t a_base = sm90::smem_addr(smem + stage * Tl::kStageBytes) + consumer * 64 * 128;
+    const uint32_t b_base = sm90::smem_addr(smem + stage * Tl::kStageBytes + Tl::kTileABytes);
     sm90::fence_accumulators(acc);
     sm90::wgmma_fence();
 #pragma unroll
@@ -293,7 +337,7 @@ __device__ __forceinline__ void mma_tile(float (&acc)[128], uint8_t* smem, uint6
       const uint64_t desc_b = kBKMajor
                                   ? sm90::smem_desc_sw128(b_base + kk * 32, 16, 1024)
                                   : sm90::smem_desc_sw128(b_base + kk * 16 * 128, kBoxBytes, 1024);
-      wgmma_k16<T, kBKMajor>(acc, desc_a, desc_b, (kt > kt_begin || kk > 0) ? 1 : 0);
+      wgmma_k16<T, kBKMajor, Tl::kAcc>(acc, desc_a, desc_b, (kt > kt_begin || kk > 0) ? 1 : 0);
     }
     sm90::wgmma_commit();
     // The k-tile before this one is done with its stage: free it. Each warp
@@ -319,13 +363,17 @@ __device__ __forceinline__ void mma_tile(float (&acc)[128], uint8_t* smem, uint6
 // (kClusterM, 1, 1) at launch time.
 // kStaged > 0: the epilogue through shared memory and TMA stores
 // (store_tile_tma; needs N % 8 == 0 for the output's tensor map) with
-// kStaged boxes of staging per consumer; 4 leaves room for 3 stages, 2 for 4.
-template <typename T, bool kBKMajor, int kClusterM, int kStaged>
-__global__ void __launch_bounds__(kThreads, 1)
+// kStaged boxes of staging per consumer; the stages fill the rest
+// (Tile::stages: 128 x 256 with 4 boxes gets 3, with 2 boxes 4).
+// Tl: the output tile (Tile); with one consumer warpgroup the 256 threads
+// have 255 registers each to start with and no setmaxnreg is needed.
+template <typename T, typename Tl, bool kBKMajor, int kClusterM, int kStaged>
+__global__ void __launch_bounds__(Tl::kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b,
                       const __grid_constant__ CUtensorMap map_out, KernelArgs p) {
-  constexpr int kStages = stages_of<kStaged>();
+  constexpr int kStages = Tl::template stages<kStaged>();
+  constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kConsumers = Tl::kConsumers;
   constexpr bool kTmaStore = kStaged > 0;
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
@@ -335,7 +383,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // the wgmma descriptors is anchored to 1024-byte atoms.
   uint8_t* smem = reinterpret_cast<uint8_t*>(
       (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
-  uint8_t* const c_smem = smem + kStages * kStageBytes;  // kTmaStore only
+  uint8_t* const c_smem = smem + kStages * Tl::kStageBytes;  // kTmaStore only
 
   const int warpgroup = threadIdx.x / 128;
   const uint32_t rank = kClusterM > 1 ? sm90::cluster_rank() : 0;
@@ -368,7 +416,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
 
   if (warpgroup == 0) {
-    sm90::setmaxnreg_dec<kProducerRegs>();
+    if constexpr (kConsumers > 1) sm90::setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
@@ -377,12 +425,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         tile_of(unit, tm, tn);
         const int32_t m0 = static_cast<int32_t>(tm * kBlockM);
         const int32_t n0 = static_cast<int32_t>(tn * kBlockN);
-        load_tile<kBKMajor, kClusterM, kStages>(&map_a, &map_b, smem, full, empty, m0, n0, 0,
-                                                k_tiles, rank, stage, phase);
+        load_tile<Tl, kBKMajor, kClusterM, kStages>(&map_a, &map_b, smem, full, empty, m0, n0,
+                                                    0, k_tiles, rank, stage, phase);
       }
     }
   } else {
-    sm90::setmaxnreg_inc<kConsumerRegs>();
+    if constexpr (kConsumers > 1) sm90::setmaxnreg_inc<kConsumerRegs>();
     const int consumer = warpgroup - 1;
     const int t = threadIdx.x % 128;
     // Frees `stage` in every CTA the stage's B came from.
@@ -395,17 +443,19 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (uint32_t cta = 0; cta < kClusterM; ++cta) sm90::mbar_arrive_cluster(&empty[stage], cta);
       }
     };
-    float acc[128];
+    float acc[Tl::kAcc];
     int stage = 0;
     uint32_t phase = 0;
     bool first_tile = true;
     for (int64_t unit = first_unit; unit < num_units; unit += unit_step) {
       int64_t tm, tn;
       tile_of(unit, tm, tn);
-      mma_tile<T, kBKMajor, kStages>(acc, smem, full, consumer, 0, k_tiles, stage, phase, release);
+      mma_tile<T, Tl, kBKMajor, kStages>(acc, smem, full, consumer, 0, k_tiles, stage, phase,
+                                         release);
       if constexpr (kTmaStore) {
         store_tile_tma<T, kStaged>(p, &map_out, acc, c_smem + consumer * kStaged * kCBoxBytes,
-                          tm * kBlockM + consumer * 64, tn * kBlockN, t, consumer, first_tile);
+                                   tm * kBlockM + consumer * 64, tn * kBlockN, t, consumer,
+                                   first_tile);
       } else {
         store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
       }

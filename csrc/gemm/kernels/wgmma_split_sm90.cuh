@@ -36,12 +36,13 @@
 
 #include <cooperative_groups.h>
 
+#include "gemm/kernels/stamps.cuh"
 #include "gemm/kernels/wgmma_sm90.cuh"
 
 namespace memopt {
 namespace wgmma {
 
-constexpr int kSplitStages = kStages;  // 4 x 48 KB: the partial (132 KB) fits over them
+constexpr int kSplitStages = Wide::stages<0>();  // 4 x 48 KB: the partial (132 KB) fits over them
 constexpr int kPartialStride = kBlockN + 8;  // floats a partial row (bank spread above)
 constexpr int kPartialBytes = kBlockM * kPartialStride * 4;
 static_assert(kPartialBytes <= kSplitStages * kStageBytes,
@@ -95,6 +96,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int splits = static_cast<int>(cluster.num_blocks());
   const int rank = static_cast<int>(cluster.block_rank());
 
+  MEMOPT_STAMP(0);
+  MEMOPT_STAMP_SM();
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kSplitStages; ++s) {
@@ -104,6 +107,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sm90::mbar_fence_init();
   }
   __syncthreads();
+  MEMOPT_STAMP(1);
 
   const int64_t tiles_m = (p.M + kBlockM - 1) / kBlockM;
   const int64_t tiles_n = (p.N + kBlockN - 1) / kBlockN;
@@ -121,10 +125,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      load_tile<kBKMajor, 1, kSplitStages>(&map_a, &map_b, smem, full, empty,
-                                           static_cast<int32_t>(tm * kBlockM),
-                                           static_cast<int32_t>(tn * kBlockN), kt_begin, kt_end,
-                                           0, stage, phase);
+      load_tile<Wide, kBKMajor, 1, kSplitStages>(&map_a, &map_b, smem, full, empty,
+                                                 static_cast<int32_t>(tm * kBlockM),
+                                                 static_cast<int32_t>(tn * kBlockN), kt_begin,
+                                                 kt_end, 0, stage, phase);
+      MEMOPT_STAMP(3);
     }
   } else {
     sm90::setmaxnreg_inc<kConsumerRegs>();
@@ -134,8 +139,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     float acc[128];
     int stage = 0;
     uint32_t phase = 0;
-    mma_tile<T, kBKMajor, kSplitStages>(acc, smem, full, consumer, kt_begin, kt_end, stage, phase,
-                                        release);
+    mma_tile<T, Wide, kBKMajor, kSplitStages>(acc, smem, full, consumer, kt_begin, kt_end, stage,
+                                              phase, release);
+    MEMOPT_STAMP(4);
     // Both consumers' wgmmas have read their last stages before either
     // writes its partial over them (the partials span stages 0-2).
     sm90::named_barrier_sync(1, 128 * kConsumers);
@@ -150,10 +156,12 @@ __global__ void __launch_bounds__(kThreads, 1)
             make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       }
     }
+    MEMOPT_STAMP(5);
   }
 
   // Every CTA's partial is written (the producer warpgroup arrives too).
   cluster.sync();
+  MEMOPT_STAMP(6);
   if (warpgroup > 0) {
     const int per_cta = (kBlockM + splits - 1) / splits;
     const int row_end = min(kBlockM, (rank + 1) * per_cta);
@@ -179,9 +187,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       store_quad<T>(p, tm * kBlockM + r, tn * kBlockN + 4 * quad, sum);
     }
+    MEMOPT_STAMP(7);
   }
   // No CTA leaves while a peer may still read its shared memory.
   cluster.sync();
+  MEMOPT_STAMP(8);
 }
 
 }  // namespace wgmma

@@ -5,7 +5,7 @@ The layers (N ← K, weight [N, K], no bias): Llama-3-8B qkv 6144 ← 4096, o 40
 gate+up 28672 ← 4096, down 4096 ← 14336; Llama-2-7B qkv 12288 ← 4096, o 4096 ← 4096,
 gate+up 22016 ← 4096, down 4096 ← 11008. M (tokens) in {1, 16, 64, 128, 256, 512, 1024,
 2048, 4096, 8192}. Each record keeps the plan ``auto`` ran (``torch_memopt.gemm_plan``:
-rung and K splits) and % copy: the weights' bytes over the time against the run's
+rung, its tile or K splits) and % copy: the weights' bytes over the time against the run's
 device-to-device copy, the bound at small M. CUDA only: the CPU reference GEMM would
 take minutes a case.
 """
@@ -25,7 +25,7 @@ ABOUT = (
     "The bfloat16 / float16 linear layers of Llama-3-8B (qkv 6144←4096, o 4096←4096, "
     "gate+up 28672←4096, down 4096←14336) and Llama-2-7B / Mistral-7B (qkv 12288←4096, "
     "o 4096←4096, gate+up 22016←4096, down 4096←11008) at 1-8192 tokens: `auto` "
-    "against cuBLAS (`F.linear`) on the same inputs; `plan` is the rung and K splits "
+    "against cuBLAS (`F.linear`) on the same inputs; `plan` is the rung and its tile or K splits "
     "`auto` took (`torch_memopt.gemm_plan`).")
 
 # (model, layer, N, K)
@@ -51,6 +51,8 @@ def _plan_label(M: int, N: int, K: int, dtype: torch.dtype) -> str:
     built for a look, never timed) those an H200 would take, packed ideally."""
     described = {} if torch.cuda.is_available() else {"capability": (9, 0), "sm_count": 132}
     plan = torch_memopt.gemm_plan(M, N, K, dtype, **described)
+    if plan["variant"] == "wgmma":
+        return f"wgmma {plan['tile'][0]}x{plan['tile'][1]}"
     return plan["variant"] + (f" ×{plan['splits']}" if plan["splits"] > 1 else "")
 
 

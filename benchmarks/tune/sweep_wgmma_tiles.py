@@ -1,0 +1,103 @@
+"""Sweep the wgmma rung's output tiles (128 x 256 down to 64 x 64) beside wgmma_split,
+splitk and cuBLAS at the linear layers of Llama-3-8B and Llama-2-7B: the measurements
+behind gemm_plan's tile rule (csrc/gemm/gemm_plan.cpp, wgmma_tile).
+
+    python benchmarks/tune/sweep_wgmma_tiles.py [--out benchmarks/results/tune/wgmma_tiles_h200.json]
+
+bfloat16, linear layout (weight [N, K]), M in {16, 64, 128, 256, 512, 1024, 2048}. Every
+config is checked against float64 first (relative error < 1e-2) and a wrong one is
+never timed. Times: the harness's kernel timer (median, L2 flushed). The table printed
+last gives, per shape, the best config, the rule's pick (auto) and how far the pick is
+from the best, and cuBLAS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+import torch_memopt
+from torch_memopt import _C
+from torch_memopt.bench import results
+from torch_memopt.bench.environment import describe
+from torch_memopt.bench.suites.transformer_gemm import LAYERS
+from torch_memopt.bench.timing import kernel_ms
+
+TOKENS = (16, 64, 128, 256, 512, 1024, 2048)
+TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
+
+
+def configs(M: int) -> list[tuple[str, tuple]]:
+    """(variant, setting): a wgmma tile, a wgmma_split split count (0: the rule), or ()."""
+    out = [("wgmma", tile) for tile in TILES] + [("wgmma_split", (0,))]
+    return ([("splitk", ())] if M <= 128 else []) + out + [("auto", ())]
+
+
+def label(variant: str, setting: tuple) -> str:
+    if variant == "wgmma":
+        return f"wgmma {setting[0]}x{setting[1]}"
+    return variant
+
+
+def call_of(x, w, variant: str, setting: tuple):
+    def call():
+        _C._set_wgmma_tile(*(setting if variant == "wgmma" else (0, 0)))
+        return torch_memopt.linear(x, w, variant=variant)
+    return call
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    shapes = sorted({(N, K) for _, _, N, K in LAYERS})
+    records, wrong = [], []
+    try:
+        for M in TOKENS:
+            for N, K in shapes:
+                x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+                w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16) * K ** -0.5
+                ref = F.linear(x.double(), w.double())
+                row = {"M": M, "N": N, "K": K,
+                       "cublas_us": kernel_ms(lambda: F.linear(x, w)) * 1e3, "us": {},
+                       "plan": torch_memopt.gemm_plan(M, N, K)}
+                for variant, setting in configs(M):
+                    call = call_of(x, w, variant, setting)
+                    err = float((call().double() - ref).abs().max() / ref.abs().max())
+                    name = label(variant, setting)
+                    if not err < 1e-2:
+                        wrong.append(f"{name} at {M}x{N}x{K}: relative error {err:.2e}")
+                        continue
+                    row["us"][name] = kernel_ms(call) * 1e3
+                _C._set_wgmma_tile(0, 0)
+                records.append(row)
+                print(f"M={M} N={N} K={K}: cuBLAS {row['cublas_us']:.1f} us; "
+                      + ", ".join(f"{k} {v:.1f}" for k, v in row["us"].items()), flush=True)
+    finally:
+        _C._set_wgmma_tile(0, 0)
+    print(f"\n{'M':>5} {'N':>6} {'K':>6} {'cuBLAS':>7} {'best':>18} {'us':>6} "
+          f"{'auto (plan)':>26} {'us':>6} {'auto/best':>9} {'cuBLAS/auto':>11}")
+    for r in records:
+        best = min((k for k in r["us"] if k != "auto"), key=r["us"].get)
+        auto = r["us"].get("auto", float("nan"))
+        plan = r["plan"]
+        pick = plan["variant"] + (f" {plan['tile'][0]}x{plan['tile'][1]}"
+                                  if plan["variant"] == "wgmma" else "")
+        print(f"{r['M']:5d} {r['N']:6d} {r['K']:6d} {r['cublas_us']:7.1f} {best:>18} "
+              f"{r['us'][best]:6.1f} {pick:>26} {auto:6.1f} {auto / r['us'][best]:9.2f} "
+              f"{r['cublas_us'] / auto:11.2f}")
+    for line in wrong:
+        print("WRONG:", line)
+    if args.out:
+        document = {"meta": describe(torch.device("cuda")), "tokens": TOKENS,
+                    "records": records, "wrong": wrong}
+        results.write(Path(args.out), results.json_safe(document))
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+// The wgmma rung's launch for one output tile shape (kernels/wgmma_sm90.cuh):
+// the TMA tensor maps of A, B and the output, the persistent grid, the
+// shared-memory opt-in, the dtype / layout / epilogue dispatch. Included by
+// the launcher of each group of tile shapes (wgmma_sm90.cu: 128 x 256 and the
+// dispatch; wgmma_tiles_128.cu, wgmma_tiles_64.cu: the narrower tiles), so
+// that two cores compile the groups in parallel. ATen-free.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/cluster_launch.cuh"
+#include "common/device_info.h"
+#include "gemm/half_gemm.h"
+#include "gemm/kernels/wgmma_sm90.cuh"
+#include "gemm/tma_map.h"
+
+namespace memopt {
+namespace wgmma_launch {
+
+inline bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+template <typename T, typename Tl, bool kBKMajor, int kClusterM, int kStaged>
+void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
+  using namespace wgmma;
+  const CUtensorMap map_a =
+      make_tma_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, Tl::kBlockM, kBlockK);
+  // K-major W: each CTA of a cluster loads (and multicasts) kBlockN / kClusterM rows.
+  const CUtensorMap map_b =
+      kBKMajor ? make_tma_map(p.b, p.dtype, p.N, p.K, p.b_stride, Tl::kBlockN / kClusterM, kBlockK)
+               : make_tma_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
+  const int64_t unit_rows = ((p.M + Tl::kBlockM - 1) / Tl::kBlockM + kClusterM - 1) / kClusterM;
+  const int64_t units = unit_rows * ((p.N + Tl::kBlockN - 1) / Tl::kBlockN);
+  // The output as 64 x 64 boxes (only read with kStaged > 0; N % 8 == 0 then).
+  const CUtensorMap map_out =
+      kStaged > 0 ? make_tma_map(p.out, p.dtype, p.M, p.N, p.N, 64, 64) : map_a;
+  const auto kernel = gemm_wgmma_kernel<T, Tl, kBKMajor, kClusterM, kStaged>;
+  constexpr int kSmemBytes = Tl::template smem_bytes<kStaged>();
+  static std::atomic<unsigned long long> opted_in{0};
+  opt_in_shared_memory(kernel, kSmemBytes, opted_in);
+  const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
+  ClusterLaunch cluster(dim3(1), dim3(Tl::kThreads), dim3(kClusterM), stream, kSmemBytes);
+  // A persistent grid must fit at once. Clusters are placed inside one GPC,
+  // and a GPC with an odd number of free SMs leaves one idle, so fewer than
+  // sm_count / 2 pairs may fit: ask the occupancy API rather than divide.
+  int64_t resident = sm_count() / kClusterM;
+  if constexpr (kClusterM > 1) {
+    static int fits = 0;  // per instantiation: same kernel, same answer
+    if (fits == 0) {
+      cluster.config().gridDim = dim3(static_cast<unsigned>(resident * kClusterM));
+      if (cudaOccupancyMaxActiveClusters(&fits, kernel, &cluster.config()) != cudaSuccess ||
+          fits <= 0) {
+        cudaGetLastError();
+        fits = static_cast<int>(resident);
+      }
+      if (std::getenv("MEMOPT_WGMMA_VERBOSE") != nullptr) {
+        std::fprintf(stderr, "wgmma cluster %d staged %d: %d clusters resident of %lld wanted\n",
+                     kClusterM, kStaged, fits, static_cast<long long>(resident));
+      }
+    }
+    resident = fits;
+  }
+  const int64_t clusters = std::min<int64_t>(units, resident);
+  const unsigned grid = static_cast<unsigned>(clusters * kClusterM);
+  if constexpr (kClusterM == 1) {
+    kernel<<<grid, Tl::kThreads, kSmemBytes, stream>>>(map_a, map_b, map_out, args);
+  } else {
+    cluster.config().gridDim = dim3(grid);
+    cluster.launch(kernel, map_a, map_b, map_out, args);  // checked by gemm_cuda.cu's launch check
+  }
+}
+
+template <typename Tl, int kClusterM, int kStaged>
+void launch_clustered(const HalfGemmArgs& p, cudaStream_t stream) {
+  if (p.dtype == HalfType::bf16) {
+    p.b_k_major ? launch_typed<__nv_bfloat16, Tl, true, kClusterM, kStaged>(p, stream)
+                : launch_typed<__nv_bfloat16, Tl, false, kClusterM, kStaged>(p, stream);
+  } else {
+    p.b_k_major ? launch_typed<__half, Tl, true, kClusterM, kStaged>(p, stream)
+                : launch_typed<__half, Tl, false, kClusterM, kStaged>(p, stream);
+  }
+}
+
+// The output's tensor map needs a 16-byte aligned base and rows a multiple of
+// 16 bytes apart; otherwise the epilogue stores from registers.
+template <typename Tl, int kClusterM, int kStaged>
+void launch_epilogue_tma(const HalfGemmArgs& p, cudaStream_t stream) {
+  if (p.N % 8 == 0 && aligned_16(p.out)) {
+    launch_clustered<Tl, kClusterM, kStaged>(p, stream);
+  } else {
+    launch_clustered<Tl, kClusterM, 0>(p, stream);
+  }
+}
+
+// A tile's launch as the rung makes it: every staging box of a consumer's
+// outputs at once (four for 256 columns: 3 stages then, measured faster than
+// two boxes and 4 stages; docs/perf-notes.md), no cluster.
+template <typename Tl>
+void launch_tile(const HalfGemmArgs& p, cudaStream_t stream) {
+  launch_epilogue_tma<Tl, 1, Tl::kOutBoxes>(p, stream);
+}
+
+}  // namespace wgmma_launch
+}  // namespace memopt

@@ -388,6 +388,9 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   const int warpgroup = threadIdx.x / 128;
   const uint32_t rank = kClusterM > 1 ? sm90::cluster_rank() : 0;
   if (threadIdx.x == 0) {
+    sm90::prefetch_tensormap(&map_a);
+    sm90::prefetch_tensormap(&map_b);
+    if constexpr (kTmaStore) sm90::prefetch_tensormap(&map_out);
     for (int s = 0; s < kStages; ++s) {
       sm90::mbar_init(&full[s], 1);  // the producer's arrive + the TMA bytes
       // One arrival per consumer warp of every CTA whose tiles the stage feeds.

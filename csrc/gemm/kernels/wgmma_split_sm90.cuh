@@ -100,6 +100,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   MEMOPT_STAMP_SM();
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
+    sm90::prefetch_tensormap(&map_a);
+    sm90::prefetch_tensormap(&map_b);
     for (int s = 0; s < kSplitStages; ++s) {
       sm90::mbar_init(&full[s], 1);
       sm90::mbar_init(&empty[s], kConsumers * 4);

@@ -109,3 +109,12 @@ def test_the_tuning_overrides_set_the_split_and_the_tile_and_are_checked():
     finally:
         _C._set_wgmma_tile(0, 0)
     assert plan(4096, 4096, 4096)["tile"] == (128, 256)
+
+
+def test_float32_takes_wgmma_tf32_only_when_tf32_is_allowed_on_hopper():
+    assert plan(4096, 4096, 4096, torch.float32, tf32=False)["variant"] == "warptiled"
+    p = plan(4096, 4096, 4096, torch.float32, tf32=True)
+    assert (p["variant"], p["tile"]) == ("wgmma_tf32", (128, 256)), p
+    assert plan(128, 4096, 4096, torch.float32, tf32=True)["tile"] == (64, 64)  # the 16-bit rule
+    assert plan(4096, 4096, 4096, torch.float32, tf32=True, capability=(8, 0))["variant"] == "warptiled"
+    assert plan(4096, 4096, 4096, torch.bfloat16, tf32=True)["variant"] == "wgmma"

@@ -60,7 +60,7 @@ def require(rung):
     if capability < (8, 0):
         pytest.skip(f"the tensor-core rungs need sm_80 or newer; this GPU is "
                     f"{capability[0]}.{capability[1]}")
-    if rung in ("wgmma", "wgmma_split", "splitk") and capability != (9, 0):
+    if rung in ("wgmma", "wgmma_split", "splitk", "wgmma_tf32") and capability != (9, 0):
         pytest.skip(f"{rung} is Hopper-only (compute capability 9.0); this GPU is "
                     f"{capability[0]}.{capability[1]}")
 
@@ -255,7 +255,8 @@ def test_half_rungs_refuse_float32(rung):
 @cuda_test
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fp32_rungs_refuse_half_dtypes(dtype):
-    """Every rung this GPU lists besides naive and the half ones is an fp32 SIMT rung."""
+    """Every rung this GPU lists besides naive and the half ones takes float32 only: the
+    SIMT ladder and wgmma_tf32."""
     fp32_rungs = [v for v in torch_memopt.variants("gemm", "cuda")
                   if v not in ("auto", "naive", *HALF_RUNGS)]
     assert fp32_rungs
@@ -451,3 +452,85 @@ def test_auto_follows_gemm_plan(dtype):
             assert (plan["variant"], plan["tile"]) == (variant, tile), (M, N, K, plan)
         x, w = randn(M, K, dtype=dtype), randn(N, K, dtype=dtype)
         assert torch.equal(torch_memopt.linear(x, w), torch_memopt.linear(x, w, variant=plan["variant"]))
+
+
+@pytest.fixture
+def tf32_allowed():
+    """torch.backends.cuda.matmul.allow_tf32 on for the test, restored after it."""
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    yield
+    torch.backends.cuda.matmul.allow_tf32 = previous
+
+
+# tf32 keeps 10 of float32's 23 mantissa bits: a relative Frobenius error of a few
+# 1e-4 at these K (torch.mm under allow_tf32 makes the same order).
+TF32_TOLERANCE = 5e-3
+# (M, N, K): the Llama o-proj at 128 tokens and one at 2048, a row, tails in M and N
+# (N = 1001), K % 4 != 0 (rows TMA cannot read as they are: a padded copy), K = 20
+# (one partial k-tile of 32).
+TF32_SHAPES = [(128, 4096, 4096), (2048, 4096, 1024), (1, 264, 520), (200, 1001, 1000),
+               (65, 264, 4103), (129, 520, 20)]
+
+
+@cuda_test
+@pytest.mark.parametrize("layout", ["row_major_b", "linear"])
+@pytest.mark.parametrize("tile", WGMMA_TILES, ids=lambda t: f"{t[0]}x{t[1]}")
+def test_wgmma_tf32_every_tile(tile, layout, wgmma_tile):
+    """wgmma_tf32 against float64 on every output tile, with bias and silu on the
+    linear layout, NaN-poisoned outputs, bit-identical on a second run."""
+    require("wgmma_tf32")
+    wgmma_tile(*tile)
+    failures = []
+    for M, N, K in TF32_SHAPES:
+        x = randn(M, K, dtype=torch.float32)
+        w = randn(N, K, dtype=torch.float32, scale=K ** -0.5)
+        bias = randn(N, dtype=torch.float32)
+        if layout == "linear":
+            def call():
+                return torch_memopt.linear(x, w, bias, activation="silu", variant="wgmma_tf32")
+            ref = F.silu(F.linear(x.double(), w.double(), bias.double()))
+        else:
+            b = w.t().contiguous()
+            def call():
+                return torch_memopt.gemm(x, b, variant="wgmma_tf32")
+            ref = torch.mm(x.double(), b.double())
+        block = torch.full((M * N,), float("nan"), device="cuda")
+        del block
+        out = call()
+        err = rel_error(out, ref)
+        if not err < TF32_TOLERANCE:
+            failures.append(f"{layout} {M}x{N}x{K}: relative error {err:.2e}")
+        moved = (call() != out).sum().item()
+        if moved:
+            failures.append(f"{layout} {M}x{N}x{K}: {moved} outputs moved on a second run")
+    assert not failures, f"wgmma_tf32, tile {tile}:\n" + "\n".join(failures)
+
+
+@cuda_test
+def test_auto_takes_tf32_only_when_allowed():
+    """float32 auto: warptiled (full float32) by default; wgmma_tf32 on Hopper once
+    torch.backends.cuda.matmul.allow_tf32 is set, as torch.mm then uses tf32 too."""
+    require("auto")
+    hopper = torch.cuda.get_device_capability() == (9, 0)
+    x, w = randn(256, 512, dtype=torch.float32), randn(384, 512, dtype=torch.float32)
+    previous = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        assert torch_memopt.gemm_plan(256, 384, 512, torch.float32)["variant"] == "warptiled"
+        assert torch.equal(torch_memopt.linear(x, w), torch_memopt.linear(x, w, variant="warptiled"))
+        torch.backends.cuda.matmul.allow_tf32 = True
+        plan = torch_memopt.gemm_plan(256, 384, 512, torch.float32)
+        assert plan["variant"] == ("wgmma_tf32" if hopper else "warptiled"), plan
+        assert torch.equal(torch_memopt.linear(x, w), torch_memopt.linear(x, w, variant=plan["variant"]))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+
+
+@cuda_test
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_wgmma_tf32_refuses_half_dtypes(dtype):
+    require("wgmma_tf32")
+    a = randn(8, 8, dtype=dtype)
+    with pytest.raises(TypeError, match=r"wgmma_tf32' is a rung of the fp32 ladder \(read as tf32"):
+        torch_memopt.gemm(a, a, variant="wgmma_tf32")

@@ -50,6 +50,7 @@ def gemm_plan(
     capability: tuple[int, int] | None = None,
     sm_count: int | None = None,
     aligned: bool = True,
+    tf32: bool | None = None,
 ) -> GemmPlan:
     """The rung ``auto`` runs for ``[M, K] @ [K, N]`` (``linear``: ``M`` tokens,
     weight ``[N, K]``) in ``dtype`` on a CUDA device.
@@ -59,8 +60,12 @@ def gemm_plan(
     ask about one (its clusters then assumed packed ideally: ``sm_count / splits`` of
     them at once, where a present GPU is asked; the H200 fits 22 clusters of 5, not
     26). ``aligned=False`` asks for operands whose rows TMA cannot
-    read as they are (a row stride that is not a multiple of 8 elements).
+    read as they are (a row stride that is not a multiple of 8 elements). ``tf32``:
+    whether float32 may be read as tf32 (default: ``torch.backends.cuda.matmul.allow_tf32``,
+    the flag the op itself reads); on Hopper ``auto`` then runs ``wgmma_tf32``.
     """
+    if tf32 is None:
+        tf32 = torch.backends.cuda.matmul.allow_tf32
     M, N, K = _dim("M", M), _dim("N", N), _dim("K", K)
     if dtype not in _DTYPES:
         raise TypeError(f"gemm_plan: dtype must be one of float32, bfloat16, float16, got {dtype}")
@@ -80,14 +85,14 @@ def gemm_plan(
         props = torch.cuda.get_device_properties(dev)
         capability, sm_count = (props.major, props.minor), props.multi_processor_count
         with torch.cuda.device(dev):  # the cluster packing is asked of the current device
-            return _plan(M, N, K, dtype, capability, sm_count, aligned, True)
-    return _plan(M, N, K, dtype, capability, sm_count, aligned, False)
+            return _plan(M, N, K, dtype, capability, sm_count, aligned, True, tf32)
+    return _plan(M, N, K, dtype, capability, sm_count, aligned, False, tf32)
 
 
-def _plan(M, N, K, dtype, capability, sm_count, aligned, on_device) -> GemmPlan:
+def _plan(M, N, K, dtype, capability, sm_count, aligned, on_device, tf32) -> GemmPlan:
     sm_count = _dim("sm_count", sm_count)
     major, minor = capability
     if not 0 <= minor <= 9:
         raise ValueError(f"gemm_plan: capability must be (major, minor) with minor 0-9, got {capability}")
     return _C.gemm_plan(M, N, K, dtype != torch.float32, 10 * major + minor, sm_count, bool(aligned),
-                        on_device)
+                        on_device, bool(tf32))

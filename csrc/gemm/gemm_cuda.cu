@@ -5,6 +5,7 @@
 // the fp32 SIMT ladder (launchers in ladder_simple.cu, ladder_tiled.cu and
 // ladder_warptiled.cu); mma, wgmma and gemv are the bfloat16 / float16
 // tensor-core rungs (half_gemm.h; mma_sm80.cu, wgmma_sm90.cu, gemv.cu).
+#include <ATen/Context.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -53,11 +54,14 @@ using HalfLauncher = void (*)(const HalfGemmArgs&, cudaStream_t);
 
 bool ampere_or_newer(Capability cap) { return cap >= 80; }
 
-// The tensor-core rungs, bfloat16 / float16 only, after the fp32 ladder.
+// The tensor-core rungs after the fp32 ladder: bfloat16 / float16, and
+// wgmma_tf32, which reads float32 as tf32 (what torch.mm does under
+// torch.backends.cuda.matmul.allow_tf32; auto takes it only then).
 struct HalfRung {
   const char* name;
   HalfLauncher launch;
   bool (*runs_on)(Capability);
+  bool tf32 = false;  // float32 inputs read as tf32 (else bfloat16 / float16)
 };
 constexpr HalfRung kHalfRungs[] = {
     {"mma", launch_gemm_mma, ampere_or_newer},
@@ -65,6 +69,7 @@ constexpr HalfRung kHalfRungs[] = {
     {"wgmma_split", launch_gemm_wgmma_split, hopper_only},
     {"gemv", launch_gemm_gemv, ampere_or_newer},
     {"splitk", launch_gemm_splitk, hopper_only},
+    {"wgmma_tf32", launch_gemm_wgmma, hopper_only, true},
 };
 
 // gemm and linear offer the same rungs, named once in kRungs and kHalfRungs.
@@ -91,10 +96,11 @@ const Rung& find_rung(const std::string& name) {
   TORCH_CHECK(false, "memopt::gemm: no launcher for variant '", name, "'");
 }
 
-// Whether TMA can read `t` ([rows, cols], 2-byte elements) as it is: unit
-// inner stride, rows 16-byte aligned and a multiple of 8 elements apart.
+// Whether TMA can read `t` ([rows, cols]) as it is: unit inner stride, rows
+// 16-byte aligned and a multiple of 16 bytes apart.
 bool tma_readable(const at::Tensor& t) {
-  return t.stride(1) == 1 && (t.size(0) == 1 || t.stride(0) % 8 == 0) &&
+  const int64_t per_16_bytes = 16 / static_cast<int64_t>(t.element_size());
+  return t.stride(1) == 1 && (t.size(0) == 1 || t.stride(0) % per_16_bytes == 0) &&
          reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
 }
 
@@ -117,34 +123,37 @@ WgmmaTile wgmma_tile_of(TileShape t) {
 // behind them are in gemm_plan.cpp).
 std::string auto_rung(const at::Tensor& a, const at::Tensor& b, Capability cap) {
   const bool half = a.scalar_type() != at::kFloat;
+  const bool tf32 = !half && at::globalContext().allowTF32CuBLAS();
   const bool tma_as_is = tma_readable(a) && tma_readable(weight_view(b)) &&
                          a.size(1) < (int64_t{1} << 31) && b.size(1) < (int64_t{1} << 31);
-  return plan_gemm(a.size(0), b.size(1), a.size(1), half, cap, half && cap == 90 ? sm_count() : 0,
-                   tma_as_is, true)
+  return plan_gemm(a.size(0), b.size(1), a.size(1), half, cap,
+                   (half || tf32) && cap == 90 ? sm_count() : 0, tma_as_is, true, tf32)
       .variant;
 }
 
-// The fp32 ladder's rungs read float32 only and the tensor-core rungs
-// bfloat16 / float16 only: name the ones the dtype can run.
+// The fp32 ladder's rungs and wgmma_tf32 read float32 only, the other
+// tensor-core rungs bfloat16 / float16 only: name the ones the dtype can run.
 void check_rung_dtype(const char* op, const std::string& rung, const at::Tensor& a,
                       Capability cap) {
   if (rung == "naive") return;
-  const bool half_rung = find_half_rung(rung) != nullptr;
+  const HalfRung* half = find_half_rung(rung);
+  const bool takes_float = half == nullptr || half->tf32;
   const bool is_float = a.scalar_type() == at::kFloat;
-  if (half_rung != is_float) return;
+  if (takes_float == is_float) return;
   std::string valid = "auto, naive";
   if (is_float) {
     for (const Rung& r : kRungs) {
       if (std::string(r.name) != "naive") valid += std::string(", ") + r.name;
     }
-  } else {
-    for (const HalfRung& r : kHalfRungs) {
-      if (r.runs_on(cap)) valid += std::string(", ") + r.name;
-    }
   }
-  TORCH_CHECK_TYPE(false, "memopt::", op, ": variant '", rung, "' is a rung of the ",
-                   half_rung ? "bfloat16/float16 tensor-core" : "fp32", " ladder and takes ",
-                   half_rung ? "bfloat16 or float16" : "float32", ", got ",
+  for (const HalfRung& r : kHalfRungs) {
+    if (r.runs_on(cap) && r.tf32 == is_float) valid += std::string(", ") + r.name;
+  }
+  const char* ladder = half == nullptr ? "fp32 ladder"
+                       : half->tf32    ? "fp32 ladder (read as tf32 by the tensor cores)"
+                                       : "bfloat16/float16 tensor-core ladder";
+  TORCH_CHECK_TYPE(false, "memopt::", op, ": variant '", rung, "' is a rung of the ", ladder,
+                   " and takes ", takes_float ? "float32" : "bfloat16 or float16", ", got ",
                    dtype_name(a.scalar_type()), "; variants for ", dtype_name(a.scalar_type()),
                    ": ", valid);
 }
@@ -218,6 +227,13 @@ at::Tensor tma_ready(const at::Tensor& t, cudaStream_t stream) {
   const int64_t rows = t.size(0), cols = t.size(1);
   if (tma_readable(t)) return t;
   TORCH_INTERNAL_ASSERT(t.stride(1) == 1);
+  if (t.element_size() == 4) {  // float32 (tf32): rows padded to 4 elements by ATen's copy
+    const int64_t padded = (cols + 3) / 4 * 4;
+    at::Tensor scratch = at::empty({rows, padded}, t.options());
+    at::Tensor view = scratch.narrow(1, 0, cols);
+    view.copy_(t);
+    return view;
+  }
   const int64_t padded = (cols + 7) / 8 * 8;
   at::Tensor scratch = at::empty({rows, padded}, t.options());
   launch_pad_rows(t.const_data_ptr(), rows == 1 ? cols : t.stride(0), scratch.mutable_data_ptr(),
@@ -236,10 +252,17 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   // B with a unit k-stride (and not also a unit n-stride: a [K, 1] b is
   // row-major) is linear's layout, W [N, K] read through b = W.t().
   const at::Tensor b = row_or_col_major(b_in);
-  const bool k_major = K > 1 && b.stride(0) == 1 && !(N > 1 && b.stride(1) == 1);
+  bool k_major = K > 1 && b.stride(0) == 1 && !(N > 1 && b.stride(1) == 1);
   // Operands as the launchers read them: A [M, K] and W [N, K] or B [K, N],
   // each with unit inner stride (a size-1 inner dim's stride is arbitrary).
   at::Tensor w = weight_view(b);
+  if (rung.tf32 && !k_major) {
+    // tf32 wgmma reads B only K-major: gemm's row-major b [K, N] goes in as
+    // a W [N, K] copy (K x N x 8 bytes moved; 4096^3: 128 MB, ~30 us of a
+    // ~400 us call).
+    w = b.t().contiguous();
+    k_major = true;
+  }
   if (a.size(1) == 1 && a.stride(1) != 1) a = a.contiguous();
   if (w.size(1) == 1 && w.stride(1) != 1) w = w.contiguous();
   const bool tma_rung = rung.launch == launch_gemm_wgmma || rung.launch == launch_gemm_splitk ||
@@ -266,7 +289,9 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
                           N,
                           K,
                           act,
-                          a_in.scalar_type() == at::kBFloat16 ? HalfType::bf16 : HalfType::fp16,
+                          rung.tf32                             ? HalfType::tf32
+                          : a_in.scalar_type() == at::kBFloat16 ? HalfType::bf16
+                                                                : HalfType::fp16,
                           rung.launch == launch_gemm_wgmma_split
                               ? wgmma_split_count(M, N, K, sm_count(), true)
                               : 0,

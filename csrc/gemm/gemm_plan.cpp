@@ -119,11 +119,26 @@ TileShape wgmma_tile_override() {
 }
 
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
-                   bool tma_as_is, bool on_device) {
+                   bool tma_as_is, bool on_device, bool tf32) {
   GemmPlan plan;
+  if (!half && tf32 && cap == 90) {
+    // A tf32 k-tile (32 elements) holds the bytes of a 16-bit one and takes the
+    // same tensor-core time (half the k at half the rate), so the tile rule is
+    // the 16-bit one; there is no tf32 splitk or wgmma_split.
+    const TileShape tile = wgmma_tile(M, N, sm_count);
+    plan.variant = "wgmma_tf32";
+    plan.tile_m = tile.m, plan.tile_n = tile.n;
+    plan.tiles = tile_count(M, N, tile);
+    plan.ctas = std::min<int64_t>(plan.tiles, sm_count);
+    plan.reason =
+        "float32 with tf32 allowed on Hopper: the wgmma kernel reading float32 as tf32, the tile "
+        "of the 16-bit rule";
+    return plan;
+  }
   if (!half) {
     plan.variant = "warptiled";
-    plan.reason = "float32: warptiled, the fastest fp32 rung at every size the ladder measured";
+    plan.reason = "float32 (tf32 not allowed, or not Hopper): warptiled, the fastest fp32 rung at "
+                  "every size the ladder measured";
     return plan;
   }
   if (cap < 80) {

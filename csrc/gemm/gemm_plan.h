@@ -32,9 +32,10 @@ void register_cluster_fits_query(ClusterFitsQuery query);
 // M x K @ K x N. half: bfloat16 / float16 (else float32); tma_as_is: TMA can
 // read both operands without a re-laid copy (rows 16-byte aligned);
 // on_device: the plan is for the current CUDA device, whose cluster packing
-// can be asked (else a GPU of `cap` and `sm_count` with ideal packing).
+// can be asked (else a GPU of `cap` and `sm_count` with ideal packing);
+// tf32: float32 may be read as tf32 (torch.backends.cuda.matmul.allow_tf32).
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
-                   bool tma_as_is, bool on_device);
+                   bool tma_as_is, bool on_device, bool tf32 = false);
 
 // The wgmma_split rung's K splits for a shape (1: no split pays), or the
 // override's.

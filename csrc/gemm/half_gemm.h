@@ -12,7 +12,9 @@
 
 namespace memopt {
 
-enum class HalfType { bf16, fp16 };
+// tf32: float32 storage (inputs, bias and output) that the wgmma rung's
+// tensor cores read as tf32 (torch.backends.cuda.matmul.allow_tf32).
+enum class HalfType { bf16, fp16, tf32 };
 
 // The wgmma rung's output tile, rows x columns (gemm_plan.h picks it).
 enum class WgmmaTile { m128n256, m128n128, m128n64, m64n256, m64n128, m64n64 };
@@ -42,8 +44,9 @@ struct HalfGemmArgs {
 // Hopper (sm_90a): TMA loads into swizzled shared memory, an mbarrier
 // pipeline, wgmma, producer and consumer warpgroups, a persistent grid.
 // Requires what TMA requires: a, b 16-byte aligned and a_stride_m, b_stride
-// multiples of 8 elements (wgmma_operands_ok); gemm_cuda.cu re-lays operands
-// that break it into an aligned scratch copy first.
+// multiples of 16 bytes (wgmma_operands_ok); gemm_cuda.cu re-lays operands
+// that break it into an aligned scratch copy first. tf32 (float32) also
+// requires b_k_major.
 bool wgmma_operands_ok(const HalfGemmArgs& p);
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
 // launch_gemm_wgmma's narrower tiles (wgmma_tiles_128.cu, wgmma_tiles_64.cu).

@@ -33,11 +33,15 @@ CUtensorMap make_tma_map(const void* base, HalfType dtype, int64_t rows, int64_t
                          int64_t row_stride, uint32_t box_rows, uint32_t box_cols) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_stride) * 2};
+  const int elem_bytes = dtype == HalfType::tf32 ? 4 : 2;
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_stride) * elem_bytes};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
   const CUresult r = encode_tiled()(
-      &map, dtype == HalfType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      &map,
+      dtype == HalfType::bf16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+      : dtype == HalfType::fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
       2, const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -1,4 +1,4 @@
-// TMA tensor maps of the bfloat16 / float16 matrices the Hopper rungs read
+// TMA tensor maps of the bfloat16 / float16 / float32 matrices the Hopper rungs read
 // (wgmma_sm90.cu, splitk_sm90.cu): one place that finds the driver's encoder
 // and sets the swizzle. ATen-free.
 #pragma once
@@ -11,9 +11,10 @@
 
 namespace memopt {
 
-// A 2-D tensor map of a row-major matrix with `rows` rows of `cols` elements,
-// `row_stride` elements apart (a multiple of 8), read in boxes of box_rows x
-// box_cols (box_cols x 2 bytes = 128: one swizzle row), swizzled by 128 bytes;
+// A 2-D tensor map of a row-major matrix with `rows` rows of `cols` elements
+// (2 bytes, or 4 for tf32's float32), `row_stride` elements apart (a multiple
+// of 16 bytes), read in boxes of box_rows x box_cols (box_cols elements = 128
+// bytes: one swizzle row), swizzled by 128 bytes;
 // out-of-bounds elements read as zero and are dropped on stores. Throws
 // std::runtime_error when the driver refuses.
 CUtensorMap make_tma_map(const void* base, HalfType dtype, int64_t rows, int64_t cols,

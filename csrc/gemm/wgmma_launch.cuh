@@ -29,12 +29,12 @@ inline bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 
 template <typename T, typename Tl, bool kBKMajor, int kClusterM, int kStaged>
 void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   using namespace wgmma;
-  const CUtensorMap map_a =
-      make_tma_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, Tl::kBlockM, kBlockK);
+  constexpr int kBK = kBlockKOf<T>;
+  const CUtensorMap map_a = make_tma_map(p.a, p.dtype, p.M, p.K, p.a_stride_m, Tl::kBlockM, kBK);
   // K-major W: each CTA of a cluster loads (and multicasts) kBlockN / kClusterM rows.
   const CUtensorMap map_b =
-      kBKMajor ? make_tma_map(p.b, p.dtype, p.N, p.K, p.b_stride, Tl::kBlockN / kClusterM, kBlockK)
-               : make_tma_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBlockK, kBoxN);
+      kBKMajor ? make_tma_map(p.b, p.dtype, p.N, p.K, p.b_stride, Tl::kBlockN / kClusterM, kBK)
+               : make_tma_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBK, kBoxN);
   const int64_t unit_rows = ((p.M + Tl::kBlockM - 1) / Tl::kBlockM + kClusterM - 1) / kClusterM;
   const int64_t units = unit_rows * ((p.N + Tl::kBlockN - 1) / Tl::kBlockN);
   // The output as 64 x 64 boxes (only read with kStaged > 0; N % 8 == 0 then).
@@ -76,6 +76,7 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   }
 }
 
+// bfloat16 / float16 (the callers send tf32 to launch_tile's own branch).
 template <typename Tl, int kClusterM, int kStaged>
 void launch_clustered(const HalfGemmArgs& p, cudaStream_t stream) {
   if (p.dtype == HalfType::bf16) {
@@ -100,10 +101,17 @@ void launch_epilogue_tma(const HalfGemmArgs& p, cudaStream_t stream) {
 
 // A tile's launch as the rung makes it: every staging box of a consumer's
 // outputs at once (four for 256 columns: 3 stages then, measured faster than
-// two boxes and 4 stages; docs/perf-notes.md), no cluster.
+// two boxes and 4 stages; docs/perf-notes.md), no cluster. tf32 (float32
+// operands, W [N, K] K-major) stores from registers: a float pair is 8 bytes,
+// so a warp's store fills whole 32-byte sectors (4 threads x 8 bytes a row),
+// where 16-bit pairs filled half sectors.
 template <typename Tl>
 void launch_tile(const HalfGemmArgs& p, cudaStream_t stream) {
-  launch_epilogue_tma<Tl, 1, Tl::kOutBoxes>(p, stream);
+  if (p.dtype == HalfType::tf32) {
+    launch_typed<float, Tl, true, 1, 0>(p, stream);
+  } else {
+    launch_epilogue_tma<Tl, 1, Tl::kOutBoxes>(p, stream);
+  }
 }
 
 }  // namespace wgmma_launch

@@ -29,10 +29,13 @@ using wgmma_launch::launch_clustered;
 using wgmma_launch::launch_epilogue_tma;
 
 // TMA reads global memory through 16-byte-aligned addresses and row strides
-// that are multiples of 16 bytes (8 elements); its coordinates are 32-bit.
+// that are multiples of 16 bytes (8 16-bit or 4 float32 elements); its
+// coordinates are 32-bit; tf32 wgmma reads B only K-major.
 bool wgmma_operands_ok(const HalfGemmArgs& p) {
   constexpr int64_t kMaxCoord = (int64_t{1} << 31) - 1;
-  return aligned_16(p.a) && aligned_16(p.b) && p.a_stride_m % 8 == 0 && p.b_stride % 8 == 0 &&
+  const int64_t per_16_bytes = p.dtype == HalfType::tf32 ? 4 : 8;  // elements
+  return aligned_16(p.a) && aligned_16(p.b) && p.a_stride_m % per_16_bytes == 0 &&
+         p.b_stride % per_16_bytes == 0 && (p.dtype != HalfType::tf32 || p.b_k_major) &&
          p.M <= kMaxCoord && p.N <= kMaxCoord && p.K <= kMaxCoord;
 }
 
@@ -101,9 +104,11 @@ void launch_gemm_wgmma_pingpong(const HalfGemmArgs& p, cudaStream_t stream) {
 }
 #endif  // MEMOPT_WGMMA_TUNING_VARIANTS
 
-// kernel_info (common/kernel_registry.h): launch_gemm_wgmma's two kernels in
-// bfloat16 (the tensor-core benchmark's dtype), for gemm's row-major b and
-// for linear's weight [N, K]. The tuning variants above are left out.
+// kernel_info (common/kernel_registry.h): launch_gemm_wgmma's 128 x 256
+// kernels in bfloat16 (the tensor-core benchmark's dtype), for gemm's
+// row-major b and for linear's weight [N, K], and its tf32 kernel (K-major B
+// in both ops: gemm transposes b first). The narrower tiles register in
+// wgmma_tiles_*.cu; the tuning variants above are left out.
 namespace {
 
 template <bool kBKMajor>
@@ -111,7 +116,9 @@ std::vector<KernelEntry> wgmma_kernels(const char* op) {
   return {{op, "wgmma", "bfloat16, epilogue through TMA stores (N % 8 == 0)",
            kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Wide, kBKMajor, 1, 4>)},
           {op, "wgmma", "bfloat16, epilogue from registers (other N)",
-           kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Wide, kBKMajor, 1, 0>)}};
+           kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Wide, kBKMajor, 1, 0>)},
+          {op, "wgmma_tf32", "float32 read as tf32, 128 x 256 tiles (B K-major)",
+           kernel_address(wgmma::gemm_wgmma_kernel<float, wgmma::Wide, true, 1, 0>)}};
 }
 
 MEMOPT_REGISTER_KERNELS(kGemmWgmmaKernels, wgmma_kernels<false>("gemm"));

@@ -33,4 +33,14 @@ struct HalfConvert<__half> {
   }
 };
 
+// float32 (the tf32 wgmma path, whose outputs stay float32): no rounding;
+// Pair is 8 bytes.
+template <>
+struct HalfConvert<float> {
+  using Pair = float2;
+  static __device__ __forceinline__ float to_float(float v) { return v; }
+  static __device__ __forceinline__ float round(float v) { return v; }
+  static __device__ __forceinline__ Pair round_pair(float a, float b) { return make_float2(a, b); }
+};
+
 }  // namespace memopt

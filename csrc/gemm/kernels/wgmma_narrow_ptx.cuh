@@ -5,7 +5,8 @@
 // scale_d = 0 ignores D's old value. Users: the split-K rung (N = the token
 // count of a decode step, A = the weights; splitk_sm90.cuh) and the ping-pong
 // wgmma variant (N = 128; wgmma_pingpong.cuh). wgmma_ptx.cuh has m64n256k16
-// for the cooperative wgmma kernel. sm_90a only.
+// for the cooperative wgmma kernel. N = 64 and 128 also in tf32 (the wgmma
+// rung's tf32 path). sm_90a only.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,21 @@ namespace sm90 {
         "}\n"                                                                                  \
         : __VA_ARGS__                                                                          \
         : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));                 \
+  }
+
+// tf32 (float32 operands, both K-major: no transpose immediates), k8.
+#define MEMOPT_WGMMA_NARROW_TF32(N, D_REGS, DESCS, SCALE, ...)                                   \
+  static __device__ __forceinline__ void tf32(float(&d)[N / 2], uint64_t desc_a, uint64_t desc_b, \
+                                              int scale_d) {                                     \
+    asm volatile(                                                                                \
+        "{\n"                                                                                    \
+        ".reg .pred p;\n"                                                                        \
+        "setp.ne.b32 p, " SCALE ", 0;\n"                                                         \
+        "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" D_REGS "}, " DESCS            \
+        ", p, 1, 1;\n"                                                                           \
+        "}\n"                                                                                    \
+        : __VA_ARGS__                                                                            \
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                               \
   }
 
 template <int kN>
@@ -71,6 +87,7 @@ template <>
 struct NarrowWgmma<64> {
   MEMOPT_WGMMA_NARROW(bf16, "bf16", 64, MEMOPT_D64_REGS, "%32, %33", "%34", "%35, %36", MEMOPT_D64_OPS)
   MEMOPT_WGMMA_NARROW(f16, "f16", 64, MEMOPT_D64_REGS, "%32, %33", "%34", "%35, %36", MEMOPT_D64_OPS)
+  MEMOPT_WGMMA_NARROW_TF32(64, MEMOPT_D64_REGS, "%32, %33", "%34", MEMOPT_D64_OPS)
 };
 #undef MEMOPT_D64_REGS
 #undef MEMOPT_D64_OPS
@@ -81,11 +98,13 @@ template <>
 struct NarrowWgmma<128> {
   MEMOPT_WGMMA_NARROW(bf16, "bf16", 128, MEMOPT_D128_REGS, "%64, %65", "%66", "%67, %68", MEMOPT_D128_OPS)
   MEMOPT_WGMMA_NARROW(f16, "f16", 128, MEMOPT_D128_REGS, "%64, %65", "%66", "%67, %68", MEMOPT_D128_OPS)
+  MEMOPT_WGMMA_NARROW_TF32(128, MEMOPT_D128_REGS, "%64, %65", "%66", MEMOPT_D128_OPS)
 };
 #undef MEMOPT_D128_REGS
 #undef MEMOPT_D128_OPS
 
 #undef MEMOPT_WGMMA_NARROW
+#undef MEMOPT_WGMMA_NARROW_TF32
 
 }  // namespace sm90
 }  // namespace memopt

@@ -259,6 +259,24 @@ MEMOPT_WGMMA_M64N256K16(wgmma_m64n256k16_bf16, "bf16")
 MEMOPT_WGMMA_M64N256K16(wgmma_m64n256k16_f16, "f16")
 #undef MEMOPT_WGMMA_M64N256K16
 
+// D[64 x 256] (+)= A[64 x 8] * B[8 x 256], both operands float32 in shared
+// memory read as tf32 (the tensor cores use 10 of the 23 mantissa bits) and
+// both K-major: tf32 wgmma has no transpose, so gemm's row-major b is
+// transposed before it reaches the kernel. A k-step is 8 elements = 32
+// bytes, as k16 is in 16-bit types.
+__device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t desc_a,
+                                                     uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" MEMOPT_WGMMA_D_REGS
+      "}, %128, %129, p, 1, 1;\n"
+      "}\n"
+      : MEMOPT_WGMMA_D_OPERANDS
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // Moves the register budget between warpgroups (sm_90a): the producer gives
 // registers back, the consumers take them for 128 accumulators each.
 template <int kRegs>

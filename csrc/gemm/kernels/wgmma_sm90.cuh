@@ -73,6 +73,13 @@ constexpr int kBoxBytes = kBoxN * kBlockK * kElemBytes;  // 8 KB
 // atom) and 256 bytes are left for the static mbarriers.
 constexpr int kSmemLimit = 227 * 1024, kAlignSlack = 1024, kBarrierBytes = 256;
 static_assert(kBlockK * kElemBytes == 128, "a k-tile row is one 128-byte swizzle row");
+// A k-tile in elements of T: one 128-byte swizzle row, 64 in 16-bit types and
+// 32 in float32 (the tf32 path). Stages hold the same bytes either way, and
+// each of a k-tile's four wgmma k-steps reads 32 bytes of a row (k16 in
+// 16-bit types, k8 in tf32).
+template <typename T>
+constexpr int kBlockKOf = 128 / static_cast<int>(sizeof(T));
+constexpr int kKSteps = 4;
 
 // An output tile of kBM x kBN: kBM / 64 consumer warpgroups of 64 rows each
 // (m64 wgmma), kBN / 2 fp32 accumulators a consumer thread. What binds each
@@ -128,12 +135,20 @@ struct KernelArgs {
   Activation act;
 };
 
+// One k-step of wgmma: m64nNk16 in bfloat16 / float16, m64nNk8 in tf32.
 template <typename T, bool kBKMajor, int kAcc>
-__device__ __forceinline__ void wgmma_k16(float (&acc)[kAcc], uint64_t desc_a, uint64_t desc_b,
-                                          int scale_d) {
+__device__ __forceinline__ void wgmma_step(float (&acc)[kAcc], uint64_t desc_a, uint64_t desc_b,
+                                           int scale_d) {
   constexpr int kTrans = kBKMajor ? 0 : 1;
   constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
-  if constexpr (kAcc == 128) {
+  if constexpr (std::is_same_v<T, float>) {
+    static_assert(kBKMajor, "tf32 wgmma reads both operands K-major");
+    if constexpr (kAcc == 128) {
+      sm90::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, scale_d);
+    } else {
+      sm90::NarrowWgmma<2 * kAcc>::tf32(acc, desc_a, desc_b, scale_d);
+    }
+  } else if constexpr (kAcc == 128) {
     if constexpr (kBf16) {
       sm90::wgmma_m64n256k16_bf16<kTrans>(acc, desc_a, desc_b, scale_d);
     } else {
@@ -268,7 +283,7 @@ __device__ __forceinline__ void next_stage(int& stage, uint32_t& phase) {
 // once its `empty` barrier says the consumers are done with it. kClusterM =
 // 2: this CTA loads its half of B and multicasts it to both CTAs (the
 // kernel's comment says why).
-template <typename Tl, bool kBKMajor, int kClusterM, int kStages>
+template <typename T, typename Tl, bool kBKMajor, int kClusterM, int kStages>
 __device__ __forceinline__ void load_tile(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                           uint8_t* smem, uint64_t* full, uint64_t* empty,
                                           int32_t m0, int32_t n0, int kt_begin, int kt_end,
@@ -279,7 +294,7 @@ __device__ __forceinline__ void load_tile(const CUtensorMap* map_a, const CUtens
     sm90::mbar_wait(&empty[stage], phase ^ 1);
     // A (own) + all of B (this CTA's half and the peer's) land here.
     sm90::mbar_arrive_expect_tx(&full[stage], Tl::kStageBytes);
-    const int32_t k0 = kt * kBlockK;
+    const int32_t k0 = kt * kBlockKOf<T>;
     sm90::tma_load_2d(a, map_a, k0, m0, &full[stage]);
     if constexpr (kClusterM == 1) {
       if constexpr (kBKMajor) {
@@ -329,7 +344,7 @@ __device__ __forceinline__ void mma_tile(float (&acc)[Tl::kAcc], uint8_t* smem, 
     sm90::fence_accumulators(acc);
     sm90::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kBlockK / 16; ++kk) {
+    for (int kk = 0; kk < kKSteps; ++kk) {
       // A: 32 bytes further per k-step inside the 128-byte rows.
       const uint64_t desc_a = sm90::smem_desc_sw128(a_base + kk * 32, 16, 1024);
       // B K-major likewise; MN-major: 16 k-rows of 128 bytes further, its
@@ -337,7 +352,7 @@ __device__ __forceinline__ void mma_tile(float (&acc)[Tl::kAcc], uint8_t* smem, 
       const uint64_t desc_b = kBKMajor
                                   ? sm90::smem_desc_sw128(b_base + kk * 32, 16, 1024)
                                   : sm90::smem_desc_sw128(b_base + kk * 16 * 128, kBoxBytes, 1024);
-      wgmma_k16<T, kBKMajor, Tl::kAcc>(acc, desc_a, desc_b, (kt > kt_begin || kk > 0) ? 1 : 0);
+      wgmma_step<T, kBKMajor, Tl::kAcc>(acc, desc_a, desc_b, (kt > kt_begin || kk > 0) ? 1 : 0);
     }
     sm90::wgmma_commit();
     // The k-tile before this one is done with its stage: free it. Each warp
@@ -376,6 +391,8 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kConsumers = Tl::kConsumers;
   constexpr bool kTmaStore = kStaged > 0;
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(!std::is_same_v<T, float> || (kBKMajor && kClusterM == 1 && !kTmaStore),
+                "tf32: K-major B, no cluster, the epilogue from registers");
   static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint64_t full[kStages], empty[kStages];
@@ -411,7 +428,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   const int64_t unit_rows = (tiles_m + kClusterM - 1) / kClusterM;
   const int64_t num_units = unit_rows * tiles_n;
   const int64_t first_unit = blockIdx.x / kClusterM, unit_step = gridDim.x / kClusterM;
-  const int k_tiles = static_cast<int>((p.K + kBlockK - 1) / kBlockK);
+  const int k_tiles = static_cast<int>((p.K + kBlockKOf<T> - 1) / kBlockKOf<T>);
   const auto tile_of = [&](int64_t unit, int64_t& tm, int64_t& tn) {
     int64_t um;
     grouped_tile(unit, unit_rows, tiles_n, um, tn);
@@ -428,7 +445,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         tile_of(unit, tm, tn);
         const int32_t m0 = static_cast<int32_t>(tm * kBlockM);
         const int32_t n0 = static_cast<int32_t>(tn * kBlockN);
-        load_tile<Tl, kBKMajor, kClusterM, kStages>(&map_a, &map_b, smem, full, empty, m0, n0,
+        load_tile<T, Tl, kBKMajor, kClusterM, kStages>(&map_a, &map_b, smem, full, empty, m0, n0,
                                                     0, k_tiles, rank, stage, phase);
       }
     }

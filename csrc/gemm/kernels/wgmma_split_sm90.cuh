@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      load_tile<Wide, kBKMajor, 1, kSplitStages>(&map_a, &map_b, smem, full, empty,
+      load_tile<T, Wide, kBKMajor, 1, kSplitStages>(&map_a, &map_b, smem, full, empty,
                                                  static_cast<int32_t>(tm * kBlockM),
                                                  static_cast<int32_t>(tn * kBlockN), kt_begin,
                                                  kt_end, 0, stage, phase);

@@ -532,5 +532,5 @@ def test_auto_takes_tf32_only_when_allowed():
 def test_wgmma_tf32_refuses_half_dtypes(dtype):
     require("wgmma_tf32")
     a = randn(8, 8, dtype=dtype)
-    with pytest.raises(TypeError, match=r"wgmma_tf32' is a rung of the fp32 ladder \(read as tf32"):
+    with pytest.raises(TypeError, match=r"wgmma_tf32' is a rung of the fp32 ladder and takes float32 \(read as tf32"):
         torch_memopt.gemm(a, a, variant="wgmma_tf32")

@@ -149,13 +149,13 @@ void check_rung_dtype(const char* op, const std::string& rung, const at::Tensor&
   for (const HalfRung& r : kHalfRungs) {
     if (r.runs_on(cap) && r.tf32 == is_float) valid += std::string(", ") + r.name;
   }
-  const char* ladder = half == nullptr ? "fp32 ladder"
-                       : half->tf32    ? "fp32 ladder (read as tf32 by the tensor cores)"
-                                       : "bfloat16/float16 tensor-core ladder";
+  const char* ladder = takes_float ? "fp32 ladder" : "bfloat16/float16 tensor-core ladder";
+  const char* takes = half == nullptr ? "float32"
+                      : half->tf32    ? "float32 (read as tf32 by the tensor cores)"
+                                      : "bfloat16 or float16";
   TORCH_CHECK_TYPE(false, "memopt::", op, ": variant '", rung, "' is a rung of the ", ladder,
-                   " and takes ", takes_float ? "float32" : "bfloat16 or float16", ", got ",
-                   dtype_name(a.scalar_type()), "; variants for ", dtype_name(a.scalar_type()),
-                   ": ", valid);
+                   " and takes ", takes, ", got ", dtype_name(a.scalar_type()), "; variants for ",
+                   dtype_name(a.scalar_type()), ": ", valid);
 }
 
 // Tiled rungs read A with a unit k-stride and B either row-major (unit

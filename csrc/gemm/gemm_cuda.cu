@@ -3,8 +3,9 @@
 // launch on the current stream under a device guard -> check the launch.
 // Rungs live one per file in kernels/, numbered in ladder order; rungs 2-8 are
 // the fp32 SIMT ladder (launchers in ladder_simple.cu, ladder_tiled.cu and
-// ladder_warptiled.cu); mma, wgmma and gemv are the bfloat16 / float16
-// tensor-core rungs (half_gemm.h; mma_sm80.cu, wgmma_sm90.cu, gemv.cu).
+// ladder_warptiled.cu); mma, wgmma, wgmma_split, gemv and splitk are the
+// bfloat16 / float16 tensor-core rungs and wgmma_tf32 the float32 one
+// (half_gemm.h; mma_sm80.cu, wgmma_sm90.cu, gemv.cu, ...).
 #include <ATen/Context.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -220,7 +221,7 @@ void run_fp32_rung(const Rung& rung, const at::Tensor& a_in, const at::Tensor& b
 }
 
 // An [rows, cols] view of `t` whose rows start 16-byte aligned and lie a
-// multiple of 8 elements apart, as TMA reads them: `t` itself when it already
+// multiple of 16 bytes apart, as TMA reads them: `t` itself when it already
 // is, else a copy into a padded scratch (its padding is never read: the
 // tensor map's extent is the logical one).
 at::Tensor tma_ready(const at::Tensor& t, cudaStream_t stream) {
@@ -258,8 +259,8 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   at::Tensor w = weight_view(b);
   if (rung.tf32 && !k_major) {
     // tf32 wgmma reads B only K-major: gemm's row-major b [K, N] goes in as
-    // a W [N, K] copy (K x N x 8 bytes moved; 4096^3: 128 MB, ~30 us of a
-    // ~400 us call).
+    // a W [N, K] copy (K x N x 8 bytes moved; at 4096^3 the gemm layout took
+    // 536 us against linear's 438, H200: benchmarks/results/tune/tf32_h200.json).
     w = b.t().contiguous();
     k_major = true;
   }

@@ -36,6 +36,9 @@
 //   write 8 rows x 16 bytes per warp instruction, half-sector writes that
 //   both consumers issue while the tensor cores idle.
 //
+// - tf32 (T = float, the wgmma_tf32 rung): 32-element k-tiles (the same 128
+//   bytes a row), m64nNk8.tf32, B K-major only, the epilogue from registers.
+//
 // Arithmetic: per k-tile a block moves 48 KB for 2 x 128 x 256 x 64 = 4.2
 // MFLOP: 87 FLOP per byte of shared memory filled; from HBM, A and B tiles are
 // re-read by the other blocks of their row / column (L2 absorbs most).

@@ -59,7 +59,9 @@ def test_warptiled_on_both_tile_shapes(M, N, K, b_layout):
     tiles below that. On a 132-SM H200 the first two shapes take the large tiles
     (160 and 170 of them): all blocks interior (the unchecked copies) in the first,
     blocks with tails in M, N and K beside interior ones in the second; the third
-    takes the small tiles. "misaligned": B one float off 16 bytes, the 4-byte copies."""
+    takes the small tiles. "misaligned": B one float off 16 bytes, the 4-byte copies.
+    "col_major" at M >= 1024 reaches the kernel as a row-major copy of B (the 16-byte
+    path), at M = 300 as it is (4-byte transposed copies)."""
     a = torch.randn(M, K, device="cuda")
     if b_layout == "row_major":
         b = torch.randn(K, N, device="cuda")
@@ -69,6 +71,19 @@ def test_warptiled_on_both_tile_shapes(M, N, K, b_layout):
         b = torch.randn(K, N + 1, device="cuda")[:, 1:]
     err = rel_error(torch_memopt.gemm(a, b, variant="warptiled"), torch.mm(a.double(), b.double()))
     assert err < 1e-5, f"{M}x{N}x{K} {b_layout}: relative error {err:.2e}"
+
+
+@pytest.mark.parametrize("M", [1023, 1024, 1500])
+def test_warptiled_linear_on_both_sides_of_the_row_major_copy(M):
+    """linear's weight [N, K] is B column-major; from M = 1024 warptiled reads a
+    row-major copy of it instead: the same result as below, bias and gelu included."""
+    x = torch.randn(M, 520, device="cuda")
+    w = torch.randn(1001, 520, device="cuda") * 520 ** -0.5
+    bias = torch.randn(1001, device="cuda")
+    out = torch_memopt.linear(x, w, bias, activation="gelu", variant="warptiled")
+    ref = F.gelu(F.linear(x.double(), w.double(), bias.double()))
+    err = rel_error(out, ref)
+    assert err < 1e-5, f"M = {M}: relative error {err:.2e}"
 
 
 @pytest.mark.parametrize("rung", RUNGS)

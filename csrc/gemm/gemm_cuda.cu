@@ -195,7 +195,19 @@ void run_fp32_rung(const Rung& rung, const at::Tensor& a_in, const at::Tensor& b
   const bool tiled = rung.layout == OperandLayout::row_major_a;
   TORCH_CHECK(K < (int64_t{1} << 31), "memopt::gemm: the fp32 ladder takes K < 2^31, got K = ", K);
   const at::Tensor a = tiled ? with_unit_k_stride(a_in) : a_in;
-  const at::Tensor b = tiled ? row_or_col_major(b_in) : b_in;
+  at::Tensor b = tiled ? row_or_col_major(b_in) : b_in;
+  // Linear's weight (B column-major: unit k-stride) reaches warptiled as
+  // 4-byte transposed copies, row-major B as 16-byte ones: 0.78x against
+  // 0.89x cuBLAS at 4096^3 (H200). A row-major copy of B moves 8 N K bytes
+  // (4096^2: 128 MB, ~35 us at the copy bandwidth) where the GEMM takes 2 M N K
+  // flops at ~46 TFLOP/s (4096^3: ~3 ms): a share of ~75 / M percent, under the
+  // 14% it should win from M = 1024. Expected 0.86-0.88x at 4096^3; to be
+  // measured (docs/perf-notes.md).
+  constexpr int64_t kRowMajorCopyRows = 1024;
+  if (rung.launch == launch_gemm_warptiled && M >= kRowMajorCopyRows && N > 1 && K > 1 &&
+      b.stride(0) == 1 && b.stride(1) != 1) {
+    b = b.contiguous();
+  }
   // The stride of a size-1 dim is never used to step, so it is set to 1:
   // a B [1, N] with a non-unit (or zero) n-stride is then read column-major,
   // through its n-stride, rather than as row-major with a unit stride it

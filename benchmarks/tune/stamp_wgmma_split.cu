@@ -99,7 +99,9 @@ void run(int M, int N, int K, int splits, void* flush, size_t flush_bytes) {
     }
     if (rep == 0) {
       std::printf("  SMs of the first 16 blocks:");
-      for (int b = 0; b < std::min(blocks, 16); ++b) std::printf(" %llu", (unsigned long long)at(b, 0, 15));
+      for (int b = 0; b < std::min(blocks, 16); ++b) {
+        std::printf(" %llu", static_cast<unsigned long long>(at(b, 0, 15)));
+      }
       std::printf("\n");
     }
   }

@@ -2,7 +2,8 @@
 splitk and cuBLAS at the linear layers of Llama-3-8B and Llama-2-7B: the measurements
 behind gemm_plan's tile rule (csrc/gemm/gemm_plan.cpp, wgmma_tile).
 
-    python benchmarks/tune/sweep_wgmma_tiles.py [--out benchmarks/results/tune/wgmma_tiles_h200.json]
+    python benchmarks/tune/sweep_wgmma_tiles.py \
+        [--out benchmarks/results/tune/wgmma_tiles_h200.json]
 
 bfloat16, linear layout (weight [N, K]), M in {16, 64, 128, 256, 512, 1024, 2048}. Every
 config is checked against float64 first (relative error < 1e-2) and a wrong one is

@@ -87,7 +87,9 @@ double wave_ktile_ns(TileShape t, int64_t tiles, int sm_count) {
   return 212;  // 64 x 64
 }
 
-int64_t tile_count(int64_t M, int64_t N, TileShape t) { return ceil_div(M, t.m) * ceil_div(N, t.n); }
+int64_t tile_count(int64_t M, int64_t N, TileShape t) {
+  return ceil_div(M, t.m) * ceil_div(N, t.n);
+}
 
 TileShape wgmma_tile(int64_t M, int64_t N, int sm_count) {
   const TileShape forced = wgmma_tile_override();

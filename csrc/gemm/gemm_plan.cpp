@@ -1,6 +1,6 @@
 // The GEMM chooser (gemm_plan.h). The rules and the H200 measurements that set
-// them: benchmarks/results/tune/wgmma_split_h200.json (the sweep) and
-// docs/perf-notes.md.
+// them: benchmarks/results/tune/wgmma_tiles_h200.json (the tile sweep),
+// wgmma_split_h200.json (the split sweep) and docs/perf-notes.md.
 #include "gemm/gemm_plan.h"
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 namespace memopt {
 namespace {
 
-// The wgmma rungs' output tile and k-tile (kernels/wgmma_sm90.cuh).
+// wgmma_split's output tile (wgmma's largest) and k-tile (kernels/wgmma_sm90.cuh).
 constexpr int64_t kTileM = 128, kTileN = 256, kTileK = 64;
 // A split needs k-tiles enough to fill the 4-stage pipeline more than once.
 constexpr int64_t kMinKTilesPerSplit = 4;

@@ -319,6 +319,39 @@ def test_same_inputs_give_bit_identical_outputs(rung, dtype, layout):
             assert moved == 0, f"{rung} {M}x{N}x{K}: {moved} outputs moved on repeat {repeat + 1}"
 
 
+ACTIVATIONS = {"silu": F.silu, "gelu": F.gelu}
+
+
+def float64_and_repeat_failures(variant, layout, shapes, dtype, tolerance, activation):
+    """For each (M, N, K) of `shapes`, `variant` on fresh inputs against float64: linear
+    (weight [N, K]) with bias and `activation`, or gemm with a row-major b. Outputs are
+    carved where the allocator held NaN, and a second run must be bit-identical. The
+    failures, a line each."""
+    failures = []
+    for M, N, K in shapes:
+        x = randn(M, K, dtype=dtype)
+        w = randn(N, K, dtype=dtype, scale=K ** -0.5)
+        bias = randn(N, dtype=dtype)
+        if layout == "linear":
+            def call():
+                return torch_memopt.linear(x, w, bias, activation=activation, variant=variant)
+            ref = ACTIVATIONS[activation](F.linear(x.double(), w.double(), bias.double()))
+        else:
+            b = w.t().contiguous()
+            def call():
+                return torch_memopt.gemm(x, b, variant=variant)
+            ref = torch.mm(x.double(), b.double())
+        block = torch.full((M * N,), float("nan"), device="cuda", dtype=dtype)
+        del block
+        out = call()
+        err = rel_error(out, ref)
+        if not err < tolerance:
+            failures.append(f"{layout} {M}x{N}x{K}: relative error {err:.2e}")
+        moved = (call() != out).sum().item()
+        if moved:
+            failures.append(f"{layout} {M}x{N}x{K}: {moved} outputs moved on a second run")
+    return failures
+
 
 @pytest.fixture
 def wgmma_splits():
@@ -347,29 +380,8 @@ def test_wgmma_split_every_split_count(splits, dtype, layout, wgmma_splits):
     second run (the partials are summed in rank order, never in arrival order)."""
     require("wgmma_split")
     wgmma_splits(splits)
-    failures = []
-    for M, N, K in SPLIT_SHAPES:
-        x = randn(M, K, dtype=dtype)
-        w = randn(N, K, dtype=dtype, scale=K ** -0.5)
-        bias = randn(N, dtype=dtype)
-        if layout == "linear":
-            def call():
-                return torch_memopt.linear(x, w, bias, activation="silu", variant="wgmma_split")
-            ref = F.silu(F.linear(x.double(), w.double(), bias.double()))
-        else:
-            b = w.t().contiguous()
-            def call():
-                return torch_memopt.gemm(x, b, variant="wgmma_split")
-            ref = torch.mm(x.double(), b.double())
-        block = torch.full((M * N,), float("nan"), device="cuda", dtype=dtype)
-        del block
-        out = call()
-        err = rel_error(out, ref)
-        if not err < TOLERANCE[dtype]:
-            failures.append(f"{layout} {M}x{N}x{K}: relative error {err:.2e}")
-        moved = (call() != out).sum().item()
-        if moved:
-            failures.append(f"{layout} {M}x{N}x{K}: {moved} outputs moved on a second run")
+    failures = float64_and_repeat_failures("wgmma_split", layout, SPLIT_SHAPES, dtype,
+                                           TOLERANCE[dtype], "silu")
     assert not failures, f"wgmma_split, {splits} splits, {dtype}:\n" + "\n".join(failures)
 
 
@@ -402,29 +414,8 @@ def test_wgmma_every_tile(tile, dtype, layout, wgmma_tile):
     second run."""
     require("wgmma")
     wgmma_tile(*tile)
-    failures = []
-    for M, N, K in TILE_SHAPES:
-        x = randn(M, K, dtype=dtype)
-        w = randn(N, K, dtype=dtype, scale=K ** -0.5)
-        bias = randn(N, dtype=dtype)
-        if layout == "linear":
-            def call():
-                return torch_memopt.linear(x, w, bias, activation="gelu", variant="wgmma")
-            ref = F.gelu(F.linear(x.double(), w.double(), bias.double()))
-        else:
-            b = w.t().contiguous()
-            def call():
-                return torch_memopt.gemm(x, b, variant="wgmma")
-            ref = torch.mm(x.double(), b.double())
-        block = torch.full((M * N,), float("nan"), device="cuda", dtype=dtype)
-        del block
-        out = call()
-        err = rel_error(out, ref)
-        if not err < TOLERANCE[dtype]:
-            failures.append(f"{layout} {M}x{N}x{K}: relative error {err:.2e}")
-        moved = (call() != out).sum().item()
-        if moved:
-            failures.append(f"{layout} {M}x{N}x{K}: {moved} outputs moved on a second run")
+    failures = float64_and_repeat_failures("wgmma", layout, TILE_SHAPES, dtype, TOLERANCE[dtype],
+                                           "gelu")
     assert not failures, f"wgmma, tile {tile}, {dtype}:\n" + "\n".join(failures)
 
 
@@ -454,15 +445,6 @@ def test_auto_follows_gemm_plan(dtype):
         assert torch.equal(torch_memopt.linear(x, w), torch_memopt.linear(x, w, variant=plan["variant"]))
 
 
-@pytest.fixture
-def tf32_allowed():
-    """torch.backends.cuda.matmul.allow_tf32 on for the test, restored after it."""
-    previous = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = True
-    yield
-    torch.backends.cuda.matmul.allow_tf32 = previous
-
-
 # tf32 keeps 10 of float32's 23 mantissa bits: a relative Frobenius error of a few
 # 1e-4 at these K (torch.mm under allow_tf32 makes the same order).
 TF32_TOLERANCE = 5e-3
@@ -481,29 +463,8 @@ def test_wgmma_tf32_every_tile(tile, layout, wgmma_tile):
     linear layout, NaN-poisoned outputs, bit-identical on a second run."""
     require("wgmma_tf32")
     wgmma_tile(*tile)
-    failures = []
-    for M, N, K in TF32_SHAPES:
-        x = randn(M, K, dtype=torch.float32)
-        w = randn(N, K, dtype=torch.float32, scale=K ** -0.5)
-        bias = randn(N, dtype=torch.float32)
-        if layout == "linear":
-            def call():
-                return torch_memopt.linear(x, w, bias, activation="silu", variant="wgmma_tf32")
-            ref = F.silu(F.linear(x.double(), w.double(), bias.double()))
-        else:
-            b = w.t().contiguous()
-            def call():
-                return torch_memopt.gemm(x, b, variant="wgmma_tf32")
-            ref = torch.mm(x.double(), b.double())
-        block = torch.full((M * N,), float("nan"), device="cuda")
-        del block
-        out = call()
-        err = rel_error(out, ref)
-        if not err < TF32_TOLERANCE:
-            failures.append(f"{layout} {M}x{N}x{K}: relative error {err:.2e}")
-        moved = (call() != out).sum().item()
-        if moved:
-            failures.append(f"{layout} {M}x{N}x{K}: {moved} outputs moved on a second run")
+    failures = float64_and_repeat_failures("wgmma_tf32", layout, TF32_SHAPES, torch.float32,
+                                           TF32_TOLERANCE, "silu")
     assert not failures, f"wgmma_tf32, tile {tile}:\n" + "\n".join(failures)
 
 

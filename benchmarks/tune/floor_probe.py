@@ -23,9 +23,9 @@ import statistics
 import torch
 import torch.nn.functional as F
 
-import torch_memopt
 from torch_memopt import _C
 from torch_memopt.bench.timing import kernel_ms
+from sweep_wgmma_split import call_of  # this folder: a linear call under a split override
 
 CASES = ((1, 4096, 4096), (128, 4096, 4096), (256, 4096, 4096), (512, 4096, 4096),
          (128, 4096, 64))
@@ -54,13 +54,6 @@ def protocols(call) -> dict:
             "none": back_to_back_us(call)}
 
 
-def ours(x, w, variant: str, splits: int = 0):
-    def call():
-        _C._set_wgmma_splits(splits)
-        return torch_memopt.linear(x, w, variant=variant)
-    return call
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
@@ -72,10 +65,10 @@ def main(argv=None) -> int:
         w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16) * K ** -0.5
         ref = F.linear(x.double(), w.double())
         calls = {"cuBLAS": lambda: F.linear(x, w), "w.sum()": lambda: w.sum(),
-                 "ours auto": ours(x, w, "auto")}
+                 "ours auto": call_of(x, w, "auto", 0)}
         if M > 64:
-            calls["wgmma_split x1"] = ours(x, w, "wgmma_split", 1)
-            calls["wgmma_split x4"] = ours(x, w, "wgmma_split", 4)
+            calls["wgmma_split x1"] = call_of(x, w, "wgmma_split", 1)
+            calls["wgmma_split x4"] = call_of(x, w, "wgmma_split", 4)
         for name, call in calls.items():
             if name.startswith("ours") or name.startswith("wgmma"):
                 err = float((call().double() - ref).abs().max() / ref.abs().max())

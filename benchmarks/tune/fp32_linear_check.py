@@ -14,14 +14,11 @@ import torch
 import torch.nn.functional as F
 
 import torch_memopt
+from torch_memopt.bench.calls import relative_error
 from torch_memopt.bench.timing import kernel_ms
 
 SHAPES = [(4096, 4096, 4096), (2048, 4096, 4096), (1024, 4096, 4096), (1023, 4096, 4096),
           (512, 4096, 4096), (8192, 8192, 8192)]
-
-
-def rel_error(out: torch.Tensor, ref: torch.Tensor) -> float:
-    return float(torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref))
 
 
 def main(argv=None) -> int:
@@ -40,7 +37,7 @@ def main(argv=None) -> int:
                  "cuBLAS linear": lambda: F.linear(x, w)}
         row = {"M": M, "N": N, "K": K, "us": {}, "rel_err": {}}
         for name, call in calls.items():
-            row["rel_err"][name] = rel_error(call(), ref)
+            row["rel_err"][name] = relative_error(call(), ref)
             bad += not row["rel_err"][name] < 1e-5
             row["us"][name] = kernel_ms(call) * 1e3
         rows.append(row)

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_memopt
+from torch_memopt.bench.calls import relative_error
 from torch_memopt.bench.timing import kernel_ms
 
 # (layout, M, N, K)
@@ -23,10 +24,6 @@ SHAPES = [("gemm", 4096, 4096, 4096), ("gemm", 8192, 8192, 8192),
           ("linear", 1024, 28672, 4096), ("linear", 1024, 4096, 14336),
           ("linear", 2048, 4096, 4096), ("linear", 2048, 12288, 4096),
           ("linear", 4096, 11008, 4096)]
-
-
-def rel_error(out: torch.Tensor, ref: torch.Tensor) -> float:
-    return float(torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref))
 
 
 def main(argv=None) -> int:
@@ -44,7 +41,7 @@ def main(argv=None) -> int:
         else:
             ours, peer = (lambda: torch_memopt.linear(x, w)), (lambda: F.linear(x, w))
         ref = torch.mm(x.double(), w.double().t())
-        err, peer_err = rel_error(ours(), ref), rel_error(peer(), ref)
+        err, peer_err = relative_error(ours(), ref), relative_error(peer(), ref)
         plan = torch_memopt.gemm_plan(M, N, K, torch.float32)
         ours_us, peer_us = kernel_ms(ours) * 1e3, kernel_ms(peer) * 1e3
         bad += not err < 5e-3

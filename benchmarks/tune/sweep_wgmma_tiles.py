@@ -5,7 +5,9 @@ behind gemm_plan's tile rule (csrc/gemm/gemm_plan.cpp, wgmma_tile).
     python benchmarks/tune/sweep_wgmma_tiles.py \
         [--out benchmarks/results/tune/wgmma_tiles_h200.json]
 
-bfloat16, linear layout (weight [N, K]), M in {16, 64, 128, 256, 512, 1024, 2048}. Every
+bfloat16, linear layout (weight [N, K]), M in {16, 64, 128, 256, 512, 1024, 2048}.
+--encoders: the hidden-768 layers of BERT-base, GPT-2 small and ViT-B/16 instead (K = 768
+and 3072, their MLM head / LM head), at the e2e suite's 8 x 512 tokens and 8 x 197. Every
 config is checked against float64 first (relative error < 1e-2) and a wrong one is
 never timed. Times: the harness's kernel timer (median, L2 flushed). The table printed
 last gives, per shape, the best config, the rule's pick (auto) and how far the pick is
@@ -29,6 +31,10 @@ from torch_memopt.bench.suites.transformer_gemm import LAYERS
 from torch_memopt.bench.timing import kernel_ms
 
 TOKENS = (16, 64, 128, 256, 512, 1024, 2048)
+# (N, K) of the hidden-768 models: q/k/v/o, fused qkv, MLP up and down, BERT's MLM
+# decoder; M: the e2e suite's prefill (8 x 512 tokens, 8 ViT images x 197 patches).
+ENCODER_SHAPES = ((768, 768), (2304, 768), (3072, 768), (768, 3072), (30522, 768))
+ENCODER_TOKENS = (1576, 4096)
 TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
 
 
@@ -54,11 +60,14 @@ def call_of(x, w, variant: str, setting: tuple):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
+    parser.add_argument("--encoders", action="store_true",
+                        help="the hidden-768 layers of BERT, GPT-2 and ViT at their e2e M")
     args = parser.parse_args(argv)
-    shapes = sorted({(N, K) for _, _, N, K in LAYERS})
+    shapes = (ENCODER_SHAPES if args.encoders else sorted({(N, K) for _, _, N, K in LAYERS}))
+    tokens = ENCODER_TOKENS if args.encoders else TOKENS
     records, wrong = [], []
     try:
-        for M in TOKENS:
+        for M in tokens:
             for N, K in shapes:
                 x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
                 w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16) * K ** -0.5
@@ -94,7 +103,7 @@ def main(argv=None) -> int:
     for line in wrong:
         print("WRONG:", line)
     if args.out:
-        document = {"meta": describe(torch.device("cuda")), "tokens": TOKENS,
+        document = {"meta": describe(torch.device("cuda")), "tokens": tokens,
                     "records": records, "wrong": wrong}
         results.write(Path(args.out), results.json_safe(document))
     return 1 if wrong else 0

@@ -308,7 +308,7 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
                           rung.launch == launch_gemm_wgmma_split
                               ? wgmma_split_count(M, N, K, sm_count(), true)
                               : 0,
-                          wgmma_tile_of(wgmma_tile(M, N, sm_count()))};
+                          wgmma_tile_of(wgmma_tile(M, N, rung.tf32 ? 2 * K : K, sm_count()))};
   TORCH_CHECK(!tma_rung || wgmma_operands_ok(args), "memopt: the ", rung.name,
               " rung takes M, N, K < 2^31 (TMA coordinates are 32-bit), got M = ", M, ", N = ", N,
               ", K = ", K);

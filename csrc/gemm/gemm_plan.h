@@ -49,7 +49,7 @@ struct TileShape {
 // Largest first; of equal areas, two consumer warpgroups (128 rows) first.
 constexpr TileShape kWgmmaTiles[] = {{128, 256}, {128, 128}, {64, 256},
                                      {128, 64},  {64, 128},  {64, 64}};
-TileShape wgmma_tile(int64_t M, int64_t N, int sm_count);
+TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count);
 
 // A process-wide override of the wgmma rung's tile for the tuning sweep and
 // the tests: one of kWgmmaTiles, or {0, 0} to restore the rule. False (and

@@ -1,0 +1,65 @@
+"""Where a whole model's prefill time goes, stock eager against ``optimize_``: the GPU
+kernels of one prefill under torch.profiler, summed by kernel name, the largest first.
+It says which swapped op wins or loses the e2e suite's ratio (BERT 0.96x, ViT 0.99x
+eager on 2026-12-01), which the suite's whole-call latency cannot.
+
+    python benchmarks/tune/e2e_profile.py [--model bert] [--top 12] [--out prof.json]
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+from collections import defaultdict
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import torch_memopt
+from torch_memopt.bench import model_zoo
+
+
+def kernel_us(model, inputs, reps: int = 5) -> dict[str, float]:
+    """Kernel name -> µs per prefill, averaged over `reps` calls after a warm-up."""
+    with torch.inference_mode():
+        for _ in range(3):
+            model(**inputs)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(reps):
+                model(**inputs)
+            torch.cuda.synchronize()
+    totals = defaultdict(float)
+    for event in prof.key_averages():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            totals[event.key] += event.device_time_total / reps
+    return dict(totals)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="bert", choices=sorted(model_zoo.BUILDERS))
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--tokens", type=int, default=512)
+    parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    real = model_zoo.BUILDERS[args.model](False, "cuda", torch.bfloat16)
+    inputs = real.make_input(args.batch, args.tokens)
+    ours = copy.deepcopy(real.model)
+    torch_memopt.optimize_(ours)
+    result = {"model": args.model, "eager": kernel_us(real.model, inputs),
+              "optimize_": kernel_us(ours, inputs)}
+    for name in ("eager", "optimize_"):
+        table = result[name]
+        print(f"== {args.model} {name}: {sum(table.values()):.0f} µs of kernels a prefill")
+        for key, us in sorted(table.items(), key=lambda kv: -kv[1])[:args.top]:
+            print(f"  {us:9.1f} µs  {key[:100]}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -26,9 +26,10 @@ def test_rung_by_dtype_capability_and_m():
     assert plan(4096, 4096, 4096)["variant"] == "wgmma"
 
 
-# The tile of the least estimated time (waves x a wave's per-k-tile time, the H200
-# sweep's): each pick below is the sweep's fastest config at that Llama layer
-# (benchmarks/results/tune/wgmma_tiles_h200.json).
+# The tile of the least estimated time (waves x (k-tiles x a wave's per-k-tile time + a
+# wave's fixed time), the H200 sweeps'): each pick below is the sweep's fastest config at
+# that layer (benchmarks/results/tune/wgmma_tiles_h200.json, the Llama layers;
+# wgmma_tiles_encoders_h200.json, the hidden-768 ones).
 @pytest.mark.parametrize("M, N, K, tile", [
     (64, 6144, 4096, (64, 64)),      # 96 tiles: one wave
     (64, 28672, 4096, (64, 256)),    # 112 tiles

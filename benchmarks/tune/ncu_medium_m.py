@@ -3,12 +3,18 @@ Nsight Compute: which kernel cuBLAS picks (its name carries the tile, stages, cl
 split), its grid, and the in-kernel time of each, against ours.
 
     ncu --profile-from-start off --csv --metrics gpu__time_duration.sum,... \\
-        python benchmarks/tune/ncu_medium_m.py
+        python benchmarks/tune/ncu_medium_m.py [--encoders]
+
+--encoders: the hidden-768 layers of BERT, GPT-2 and ViT instead (K = 768, 12 k-tiles),
+where even the best tile runs 0.65-0.75x cuBLAS (wgmma_tiles_encoders_h200.json): whose
+per-tile fixed cost (fill, epilogue, drain) is the lead.
 
 Everything runs twice first, outside the profiled range, so no first-call work (TMA map
 caches, cuBLAS heuristics, the allocator) is profiled.
 """
 from __future__ import annotations
+
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -18,11 +24,14 @@ import torch_memopt
 SHAPES = ((64, 6144, 4096), (128, 4096, 4096), (128, 6144, 4096), (128, 4096, 14336),
           (256, 4096, 4096), (256, 12288, 4096), (512, 4096, 4096), (512, 28672, 4096),
           (1024, 4096, 4096), (128, 4096, 64))
+ENCODER_SHAPES = ((1576, 768, 768), (4096, 768, 768), (4096, 2304, 768), (4096, 3072, 768),
+                  (4096, 768, 3072))
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    shapes = ENCODER_SHAPES if "--encoders" in (sys.argv[1:] if argv is None else argv) else SHAPES
     calls = []
-    for M, N, K in SHAPES:
+    for M, N, K in shapes:
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
         calls.append((f"cuBLAS {M}x{N}x{K}", lambda x=x, w=w: F.linear(x, w)))

@@ -1,7 +1,7 @@
 """The LayerNorm / RMSNorm ladder rungs on CUDA (issue 5): every rung at the widths
 that take each of its paths, against a float64 reference, plus NaN propagation.
 
-Widths: 33 (no whole 16-byte pack: vectorized falls back), 768 and 1000 (narrow,
+Widths: 33 (no whole 16-byte pack: vectorized reads 2- or 4-byte packs), 768 and 1000 (narrow,
 several rows a block in vectorized), 4096, 20000 (past warp_per_row's registers and
 inside block_smem's shared-memory cache for 16-bit types, past it for fp32),
 65536 (past every single-block cache: the re-read paths, and the cluster rung's
@@ -106,3 +106,65 @@ def test_row_strided_input_on_every_rung(op):
         for variant in cuda_variants(op):
             out = call(op, x, weight, bias, 1e-5, variant)
             assert out.is_contiguous() and rel_error(out, ref) < 1e-2, f"{variant} {n}"
+
+
+# Widths off the 16-byte pack and the pack vectorized reads them with instead
+# (norm_narrow_packs.cu): 2050 takes 4-byte packs in 16-bit types and 8-byte ones in
+# float32; 4100 8-byte packs in 16-bit types (16 in float32); odd widths one element.
+# 70002 is past what 1024 threads keep in registers: the re-read path.
+NARROW_SHAPES = [(33, 2050), (5, 4100), (9, 2049), (3, 7), (4, 1), (6, 127), (2, 4097),
+                 (1, 70002), (130, 250)]
+
+
+def vectorized_ran(run) -> bool:
+    """Whether `run` launched the vectorized kernel (and not the fallback's rung)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    return any("norm_vectorized_kernel" in e.key for e in prof.key_averages())
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("fp32_params", [False, True], ids=["params-in-dtype", "fp32-params"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_vectorized_reads_widths_off_the_16_byte_pack_with_narrower_packs(op, dtype, fp32_params):
+    """Against float64, every width of NARROW_SHAPES, contiguous and as a slice starting
+    one element in (every row 2 or 4 bytes off a 16-byte boundary: an odd row stride);
+    vectorized must run its own kernel there, not hand the rows to block_smem."""
+    failures = []
+    param_dtype = torch.float32 if fp32_params else dtype
+    for rows, n in NARROW_SHAPES:
+        wide = torch.randn(rows, n + 3, device="cuda", dtype=dtype) + 3
+        weight = torch.randn(n, device="cuda", dtype=param_dtype)
+        bias = torch.randn(n, device="cuda", dtype=param_dtype)
+        for name, x in (("contiguous", wide[:, :n].contiguous()), ("offset slice", wide[:, 1:n + 1])):
+            ref = reference(op, x, weight, bias, 1e-5)
+            out = call(op, x, weight, bias, 1e-5, "vectorized")
+            err = rel_error(out, ref)
+            if out.dtype != dtype or out.shape != x.shape or not err < TOLERANCE[dtype]:
+                failures.append(f"{rows}x{n} {name}: {out.dtype}, relative error {err:.2e}")
+            if not vectorized_ran(lambda: call(op, x, weight, bias, 1e-5, "vectorized")):
+                failures.append(f"{rows}x{n} {name}: the vectorized kernel did not run")
+            again = call(op, x, weight, bias, 1e-5, "vectorized")
+            if not torch.equal(again, out):
+                failures.append(f"{rows}x{n} {name}: a second run differs")
+    assert not failures, "\n".join(failures)
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_narrow_packs_keep_nan_and_inf_rows():
+    """A NaN or inf in one row of a 2050-wide bf16 input (4-byte packs) poisons that row
+    only, as in torch."""
+    n = 2050
+    x = torch.randn(4, n, device="cuda", dtype=torch.bfloat16)
+    x[1, 2049] = float("nan")  # the last element: the last pack's second half
+    x[2, 0] = float("inf")
+    weight = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    out = torch_memopt.rms_norm(x, [n], weight, 1e-5, variant="vectorized").float()
+    expected = F.rms_norm(x.float(), [n], weight.float(), 1e-5)
+    assert torch.equal(out.isnan(), expected.isnan())
+    finite = expected.isfinite()
+    assert torch.allclose(out[finite], expected[finite], rtol=2e-2, atol=2e-2)

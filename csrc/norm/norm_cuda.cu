@@ -23,6 +23,7 @@
 #include "norm/kernels/v03_block_smem.cuh"
 #include "norm/kernels/v04_vectorized.cuh"
 #include "norm/norm_common.h"
+#include "norm/norm_vectorized_launch.cuh"
 
 namespace memopt {
 namespace {
@@ -42,20 +43,9 @@ const VariantTable kAddRmsNormCudaVariants("add_rms_norm", c10::DeviceType::CUDA
 // (48 KB of cache alone made the launch fail with "invalid argument").
 constexpr int64_t kBlockSmemCacheBytes = 44 * 1024;
 
-bool aligned_16(const at::Tensor& t) {
-  return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
-}
-
 // The vectorized rung's 16-byte packs: whole packs a row, aligned rows and
-// parameters, and fewer than 2^30 packs a row (the kernel's in-row indices are
-// 32-bit, with headroom for index + threads x packs; block_smem takes wider rows).
-bool vector_ready(const NormRows& p) {
-  const int64_t vec = 16 / static_cast<int64_t>(p.input.element_size());
-  return p.row_length % vec == 0 && p.row_length / vec < (int64_t{1} << 30) &&
-         p.in_stride % vec == 0 && aligned_16(p.input) && aligned_16(p.out) &&
-         aligned_16(p.weight) && aligned_16(p.bias);
-}
-
+// parameters, fewer than 2^30 packs a row (norm_vectorized_launch.cuh).
+bool vector_ready(const NormRows& p) { return packs_fit(p, 16); }
 // The cluster rung: 8 CTAs of 512 threads a row, one row a cluster (grid y).
 constexpr int kNormCluster = 8;
 constexpr int kNormClusterThreads = 512;
@@ -97,52 +87,6 @@ void launch_cluster(const NormRows& p, cudaStream_t stream) {
       static_cast<scalar_t*>(nullptr)));
 }
 
-// kAdd: the fused add + norm, reading `residual` and writing `sum` beside
-// the normalized output.
-template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd,
-          int kVecs = kRowVecs>
-void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::Tensor& sum,
-                       cudaStream_t stream) {
-  constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
-  constexpr int64_t kRowsPerBlock = kBlock / kThreads;
-  const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
-  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs>
-      <<<blocks, kBlock, 0, stream>>>(
-          p.input.const_data_ptr<scalar_t>(),
-          p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
-          p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
-          p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
-          kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
-          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr);
-}
-
-// The fewest threads a row (32 ... 1024) whose row_vecs packs each hold it.
-template <typename scalar_t, typename param_t, bool kRms, bool kAdd = false>
-void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
-                             const at::Tensor& residual = {}, const at::Tensor& sum = {}) {
-  const int64_t packs = p.row_length / (16 / static_cast<int64_t>(sizeof(scalar_t)));
-  if constexpr (sizeof(scalar_t) == 4 && !kAdd) {
-    if (row_vecs(packs, sizeof(scalar_t)) == kWideRowVecs) {
-      if (packs <= 512 * kWideRowVecs) {
-        return launch_vectorized<scalar_t, param_t, kRms, 512, false, kWideRowVecs>(p, residual, sum, stream);
-      }
-      return launch_vectorized<scalar_t, param_t, kRms, 1024, false, kWideRowVecs>(p, residual, sum, stream);
-    }
-  }
-  const int64_t threads = ceil_div<int64_t>(packs, kRowVecs);
-  if (threads <= 32) return launch_vectorized<scalar_t, param_t, kRms, 32, kAdd>(p, residual, sum, stream);
-  if (threads <= 64) return launch_vectorized<scalar_t, param_t, kRms, 64, kAdd>(p, residual, sum, stream);
-  if (threads <= 128) return launch_vectorized<scalar_t, param_t, kRms, 128, kAdd>(p, residual, sum, stream);
-  if (threads <= 256) return launch_vectorized<scalar_t, param_t, kRms, 256, kAdd>(p, residual, sum, stream);
-  // The fused add needs more registers than 1024 threads leave (64 each:
-  // ptxas spilled 84-132 bytes), so it stops at 512 and re-reads its sum
-  // past the registers.
-  if (threads <= 512 || kAdd) {
-    return launch_vectorized<scalar_t, param_t, kRms, 512, kAdd>(p, residual, sum, stream);
-  }
-  launch_vectorized<scalar_t, param_t, kRms, 1024, false>(p, residual, sum, stream);
-}
-
 template <bool kRms>
 void launch_norm(const std::string& rung, const NormRows& p) {
   if (p.out.numel() == 0) return;
@@ -171,9 +115,13 @@ void launch_norm(const std::string& rung, const NormRows& p) {
         launch_vectorized_sized<scalar_t, param_t, kRms>(p, stream);
       } else if (rung == "cluster" && cluster_ready(p)) {
         launch_cluster<scalar_t, param_t, kRms>(p, stream);
-      } else if (rung == "vectorized" || rung == "cluster") {
+      } else if (rung == "vectorized" && launch_norm_narrow_packs<kRms>(p, stream)) {
         // Rows its 16-byte packs cannot read (a width that is not a whole
-        // number of packs, misaligned data): the rung auto takes for them.
+        // number of packs, misaligned data): the same kernel with the widest
+        // of 8-, 4- and 2-byte packs that fits (norm_narrow_packs.cu).
+      } else if (rung == "vectorized" || rung == "cluster") {
+        // Rows no pack reads (an odd pointer), and cluster's rows its packs
+        // cannot read: the rung auto takes for them.
         launch_norm<kRms>(auto_rung(p), p);
         return;
       } else {
@@ -230,7 +178,7 @@ std::tuple<at::Tensor, at::Tensor> add_norm(const at::Tensor& input, const at::T
   const at::Tensor res = residual.contiguous();
   at::Tensor sum = at::empty_like(p.out);
   if (p.out.numel() == 0) return {p.out, sum};
-  if (vector_ready(p) && aligned_16(res) && aligned_16(sum)) {
+  if (packs_fit(p, 16, res, sum)) {
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_add_norm", [&] {
       if (p.fp32_params) {

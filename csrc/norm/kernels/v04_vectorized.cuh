@@ -13,6 +13,17 @@
 // Requires row_length % (16 / sizeof(scalar_t)) == 0 and 16-byte aligned x,
 // y, weight and bias; the launcher takes block_smem otherwise.
 //
+// kPackBytes < 16: the same kernel with 8-, 4- or 2-byte packs, for rows whose
+// width (or stride, or a pointer) breaks the 16-byte pack but not a narrower
+// one: N = 2050 in bf16 reads 4-byte packs, N = 4100 8-byte ones, an odd N
+// single elements (norm_narrow_packs.cu picks the widest that fits). A thread
+// keeps the same 16 or 32 values (16 / kPackBytes times the packs), so the
+// bytes in flight a thread are those of the 16-byte kernel; only the load
+// instructions multiply, and a warp's narrow load still covers 64-256
+// contiguous bytes (every sector whole). block_smem, which these widths took
+// before, reads 2 bytes a thread an instruction with a shared-memory round
+// trip (16384 x 2050 rms_norm at 0.70x the best peer, issue 17).
+//
 // kAdd (the fused add_layer_norm / add_rms_norm): the row is input +
 // residual, rounded to scalar_t as `input + residual` would be; the kernel
 // writes that sum (its second output) while loading, and normalizes it. One
@@ -71,7 +82,7 @@ __device__ __forceinline__ float cluster_total(float cta_total, float* slot) {
 }
 
 template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd = false,
-          int kCluster = 1, int kNormVecs = kRowVecs>
+          int kCluster = 1, int kNormVecs = kRowVecs, int kPackBytes = 16>
 __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads,
                                   kAdd ? 1 : kNormVecMinBlocksPerSm<kThreads>)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
@@ -79,7 +90,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
                            int64_t rows, int64_t row_length, int64_t in_stride, float eps,
                            const scalar_t* __restrict__ residual = nullptr,
                            scalar_t* __restrict__ sum_out = nullptr) {
-  constexpr int kVec = 16 / sizeof(scalar_t);
+  static_assert(kPackBytes >= static_cast<int>(sizeof(scalar_t)) && 16 % kPackBytes == 0,
+                "a pack is 1-8 whole elements of at most 16 bytes");
+  constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
   constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
   constexpr int kRowsPerBlock = kBlock / kThreads;
   using XPack = Pack<scalar_t, kVec>;

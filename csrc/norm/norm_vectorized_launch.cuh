@@ -1,0 +1,107 @@
+// The vectorized norm kernel's launch (kernels/v04_vectorized.cuh): threads a
+// row sized to the row, several narrow rows a block, a pack width of 16 bytes
+// (norm_cuda.cu) or narrower (norm_narrow_packs.cu, for widths off the 16-byte
+// pack). Included by both, so that two cores compile the two groups of
+// instantiations in parallel.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "common/cuda_launch.cuh"
+#include "common/pack.cuh"
+#include "norm/kernels/v04_vectorized.cuh"
+#include "norm/norm_common.h"
+
+namespace memopt {
+
+// Whole packs of `bytes` a row, the rows and every pointer aligned to them:
+// whether the vectorized kernel with that pack width can read `p` (and, for
+// the fused add, `residual` and `sum`). Weight and bias packs hold as many
+// elements as the input's, so they align to their own element size times that.
+inline bool packs_fit(const NormRows& p, int64_t bytes, const at::Tensor& residual = {},
+                      const at::Tensor& sum = {}) {
+  const int64_t elem = static_cast<int64_t>(p.input.element_size());
+  if (bytes < elem || bytes % elem != 0) return false;
+  const int64_t vec = bytes / elem;
+  const auto aligned = [](const at::Tensor& t, int64_t to) {
+    return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % to == 0;
+  };
+  const int64_t param_bytes = vec * (p.weight.defined() ? p.weight.element_size()
+                                     : p.bias.defined() ? p.bias.element_size()
+                                                        : elem);
+  // The kernel's in-row pack indices are 32-bit, with headroom for index +
+  // threads x packs (block_smem takes wider rows).
+  return p.row_length % vec == 0 && p.row_length / vec < (int64_t{1} << 30) &&
+         p.in_stride % vec == 0 && aligned(p.input, bytes) && aligned(p.out, bytes) &&
+         aligned(residual, bytes) && aligned(sum, bytes) && aligned(p.weight, param_bytes) &&
+         aligned(p.bias, param_bytes);
+}
+
+// kAdd: the fused add + norm, reading `residual` and writing `sum` beside
+// the normalized output.
+template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd,
+          int kVecs = kRowVecs, int kPackBytes = 16>
+void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::Tensor& sum,
+                       cudaStream_t stream) {
+  constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
+  constexpr int64_t kRowsPerBlock = kBlock / kThreads;
+  const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
+  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes>
+      <<<blocks, kBlock, 0, stream>>>(
+          p.input.const_data_ptr<scalar_t>(),
+          p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
+          p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
+          p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
+          kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
+          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr);
+}
+
+// The fewest threads a row (32 ... 1024) whose packs each hold it. A thread
+// keeps the values the 16-byte kernel keeps (kRowVecs packs of 16 bytes, or
+// kWideRowVecs for wide fp32 rows): 16 / kPackBytes times as many packs.
+template <typename scalar_t, typename param_t, bool kRms, bool kAdd = false, int kPackBytes = 16>
+void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
+                             const at::Tensor& residual = {}, const at::Tensor& sum = {}) {
+  constexpr int kScale = 16 / kPackBytes;
+  constexpr int kVecs = kRowVecs * kScale, kWideVecs = kWideRowVecs * kScale;
+  const int64_t packs = p.row_length / (kPackBytes / static_cast<int64_t>(sizeof(scalar_t)));
+  if constexpr (sizeof(scalar_t) == 4 && !kAdd) {
+    // row_vecs counts 16-byte packs: the same threshold in values.
+    if (row_vecs(packs / kScale, sizeof(scalar_t)) == kWideRowVecs) {
+      if (packs <= 512 * kWideVecs) {
+        return launch_vectorized<scalar_t, param_t, kRms, 512, false, kWideVecs, kPackBytes>(
+            p, residual, sum, stream);
+      }
+      return launch_vectorized<scalar_t, param_t, kRms, 1024, false, kWideVecs, kPackBytes>(
+          p, residual, sum, stream);
+    }
+  }
+  const auto launch = [&](auto threads) {
+    launch_vectorized<scalar_t, param_t, kRms, decltype(threads)::value, kAdd, kVecs, kPackBytes>(
+        p, residual, sum, stream);
+  };
+  const int64_t threads = ceil_div<int64_t>(packs, kVecs);
+  if (threads <= 32) return launch(std::integral_constant<int, 32>{});
+  if (threads <= 64) return launch(std::integral_constant<int, 64>{});
+  if (threads <= 128) return launch(std::integral_constant<int, 128>{});
+  if (threads <= 256) return launch(std::integral_constant<int, 256>{});
+  // The fused add needs more registers than 1024 threads leave (64 each:
+  // ptxas spilled 84-132 bytes), so it stops at 512 and re-reads its sum
+  // past the registers.
+  if (threads <= 512 || kAdd) return launch(std::integral_constant<int, 512>{});
+  launch_vectorized<scalar_t, param_t, kRms, 1024, false, kVecs, kPackBytes>(p, residual, sum,
+                                                                             stream);
+}
+
+// The norm through the vectorized kernel with the widest pack of 8, 4 or 2
+// bytes that fits `p` (norm_narrow_packs.cu): for rows the 16-byte pack cannot
+// read. False, with nothing launched, when none fits (float32 rows always fit
+// 4-byte packs; 16-bit ones 2-byte packs, unless a pointer is odd).
+template <bool kRms>
+bool launch_norm_narrow_packs(const NormRows& p, cudaStream_t stream);
+
+}  // namespace memopt

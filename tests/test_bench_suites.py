@@ -135,3 +135,32 @@ def test_transformer_gemm_is_cuda_only_and_digests_by_m():
     assert lines[0] == "| dtype | | M = 1 | M = 128 |"
     assert lines[2] == "| bfloat16 | geomean × cuBLAS | 1.10 | 1.00 |"
     assert lines[3] == "| bfloat16 | worst × cuBLAS | 1.10 | 0.50 |"
+
+
+def test_norm_grid_is_issue_17s_grid_and_digests_its_targets():
+    from torch_memopt.bench.suites import norm_grid
+
+    cases = case_list("norm-grid", quick=False)
+    per_dtype_norm, per_dtype_softmax = 9 * 6, 7 * 5 + 5
+    assert len(cases) == 2 * (4 * per_dtype_norm + per_dtype_softmax)
+    assert {c.op for c in cases} == {"rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm",
+                                     "softmax"}
+    attention = [c for c in cases if c.label.startswith("attention") and c.dtype == "bfloat16"]
+    assert [c.shape["N"] for c in attention] == [128, 197, 512, 1024, 2048]
+    assert all(0.99 * 2 ** 27 < c.shape["rows"] * c.shape["N"] <= 2 ** 27 for c in attention)
+    # S = 512: the issue's 32 x 16 heads x 512 x 512
+    assert {"rows": 32 * 16 * 512, "N": 512} in [c.shape for c in attention]
+    assert len(case_list("norm-grid", quick=True)) == 2 * (4 * 2 + 2)
+    assert all(c.shape["rows"] < 10 for c in case_list("norm-grid", quick=False,
+                                                         device=torch.device("cpu")))
+
+    def rec(N, ratio, gbps, pct=95.0, rows=16384, op="rms_norm", nbytes=2 ** 27):
+        return {"variant": "auto", "status": "ok", "op": op, "dtype": "bfloat16",
+                "shape": {"rows": rows, "N": N}, "ratio": ratio, "gbps": gbps,
+                "pct_copy": pct, "bytes": nbytes}
+    table = norm_grid.digest([rec(2048, 1.2, 4000), rec(2050, 0.5, 3000, pct=70),
+                              rec(4096, 2.0, 4000), rec(4100, 1.0, 3900),
+                              {**rec(768, 9.9, 1), "variant": "vectorized"}])
+    row = table.splitlines()[2]
+    assert row.startswith("| rms_norm | bfloat16 | 4 | 1.05 | 0.50 (16384×2050) |"), row
+    assert "16384×2050 70%" in row and "16384×2050 0.75" in row and "4100" not in row

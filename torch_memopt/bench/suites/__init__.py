@@ -17,12 +17,12 @@ import torch
 
 import torch_memopt
 
-from . import (add_norm, constant_memory, e2e, gemm_ladder, models, norms, ops, tensor_core,
-               transformer_gemm)
+from . import (add_norm, constant_memory, e2e, gemm_ladder, models, norm_grid, norms, ops,
+               tensor_core, transformer_gemm)
 
 SUITES = {module.NAME: module for module in
           (models, ops, gemm_ladder, tensor_core, transformer_gemm, norms, add_norm,
-                constant_memory, e2e)}
+                norm_grid, constant_memory, e2e)}
 DEFAULT = models.NAME
 
 

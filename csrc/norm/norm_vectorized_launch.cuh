@@ -1,7 +1,7 @@
 // The vectorized norm kernel's launch (kernels/v04_vectorized.cuh): threads a
 // row sized to the row, several narrow rows a block, a pack width of 16 bytes
-// (norm_cuda.cu) or narrower (norm_narrow_packs.cu, for widths off the 16-byte
-// pack). Included by both, so that two cores compile the two groups of
+// (norm_cuda.cu) or narrower (norm_packs_{8,4,2}.cu, for widths off the
+// 16-byte pack). Included by each, so that two cores compile the groups of
 // instantiations in parallel.
 #pragma once
 
@@ -98,7 +98,7 @@ void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
 }
 
 // The norm through the vectorized kernel with the widest pack of 8, 4 or 2
-// bytes that fits `p` (norm_narrow_packs.cu): for rows the 16-byte pack cannot
+// bytes that fits `p` (norm_narrow_packs.cu picks it): for rows the 16-byte pack cannot
 // read. False, with nothing launched, when none fits (float32 rows always fit
 // 4-byte packs; 16-bit ones 2-byte packs, unless a pointer is odd).
 template <bool kRms>

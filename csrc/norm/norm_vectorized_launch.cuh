@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "common/cuda_launch.cuh"
+#include "common/dispatch.h"
 #include "common/pack.cuh"
 #include "norm/kernels/v04_vectorized.cuh"
 #include "norm/norm_common.h"
@@ -95,6 +96,22 @@ void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
   if (threads <= 512 || kAdd) return launch(std::integral_constant<int, 512>{});
   launch_vectorized<scalar_t, param_t, kRms, 1024, false, kVecs, kPackBytes>(p, residual, sum,
                                                                              stream);
+}
+
+// The vectorized norm at one pack width under 16 bytes, every dtype and
+// parameter type (declared in norm_narrow_packs.h; norm_packs_{8,4,2}.cu
+// instantiate a width each).
+template <bool kRms, int kPackBytes>
+void launch_norm_packs(const NormRows& p, cudaStream_t stream) {
+  MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_norm_packs", [&] {
+    if constexpr (kPackBytes >= static_cast<int>(sizeof(scalar_t))) {
+      if (p.fp32_params) {
+        launch_vectorized_sized<scalar_t, float, kRms, false, kPackBytes>(p, stream);
+      } else {
+        launch_vectorized_sized<scalar_t, scalar_t, kRms, false, kPackBytes>(p, stream);
+      }
+    }
+  });
 }
 
 // The norm through the vectorized kernel with the widest pack of 8, 4 or 2

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_memopt
+from conftest import requires_cuda
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 # (input shape, normalized_shape): widths 33 and 127 are no whole 16-byte pack (the
@@ -120,3 +121,39 @@ def test_backward_raises_naming_the_op(op, device):
     out, _ = call(op, x, randn(3, 8, device=device, dtype=torch.float32), [8], None, None, 1e-5)
     with pytest.raises(RuntimeError, match=rf"memopt::{op} is inference-only and has no backward"):
         out.sum().backward()
+
+
+def kernels_run(fn):
+    """The CUDA kernel names `fn` launched."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("op", OPS)
+def test_widths_off_the_16_byte_pack_stay_fused(op, dtype):
+    """Widths whose rows break the 16-byte pack but not an 8- or 4-byte one (2050 and
+    4100 in bf16; every width in fp32) run the fused kernel
+    alone, no add kernel before it, and match the two stock calls; odd 16-bit widths
+    take the add, then the norm, with the same results."""
+    failures = []
+    for rows, n in [(33, 2050), (5, 4100), (3, 4098), (7, 2049)]:
+        x = randn(rows, n, device="cuda", dtype=dtype) + 2
+        r = randn(rows, n, device="cuda", dtype=dtype)
+        weight = randn(n, device="cuda", dtype=dtype)
+        bias = randn(n, device="cuda", dtype=dtype) if op == "add_layer_norm" else None
+        out, s = call(op, x, r, [n], weight, bias, 1e-5)
+        ref_out, ref_s = reference(op, x, r, [n], weight, bias, 1e-5)
+        if not torch.equal(s, ref_s):
+            failures.append(f"{rows}x{n}: the sum differs from input + residual")
+        if not rel_error(out, ref_out) < TOLERANCE[dtype]:
+            failures.append(f"{rows}x{n}: relative error {rel_error(out, ref_out):.2e}")
+        names = kernels_run(lambda: call(op, x, r, [n], weight, bias, 1e-5))
+        fused_expected = dtype == torch.float32 or n % 2 == 0
+        if fused_expected and (len(names) != 1 or "norm_vectorized_kernel" not in names[0]):
+            failures.append(f"{rows}x{n}: ran {names}, not the fused kernel alone")
+    assert not failures, f"{op} {dtype}:\n" + "\n".join(failures)

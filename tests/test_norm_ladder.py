@@ -155,16 +155,44 @@ def test_vectorized_reads_widths_off_the_16_byte_pack_with_narrower_packs(op, dt
 
 @requires_cuda
 @pytest.mark.cuda
-def test_narrow_packs_keep_nan_and_inf_rows():
+@pytest.mark.parametrize("variant", ["vectorized", "auto"])
+def test_narrow_packs_keep_nan_and_inf_rows(variant):
     """A NaN or inf in one row of a 2050-wide bf16 input (4-byte packs) poisons that row
-    only, as in torch."""
+    only. The reference is the definition in float64, x * rsqrt(mean(x^2) + eps) * w: an
+    inf makes the row's rsqrt 0, so the inf becomes NaN and every finite element 0.
+    (torch's own fused CUDA kernel is not a reference here: at this width it returns NaN
+    for the whole row, at 4096 the definition's zeros.)"""
     n = 2050
     x = torch.randn(4, n, device="cuda", dtype=torch.bfloat16)
     x[1, 2049] = float("nan")  # the last element: the last pack's second half
     x[2, 0] = float("inf")
     weight = torch.randn(n, device="cuda", dtype=torch.bfloat16)
-    out = torch_memopt.rms_norm(x, [n], weight, 1e-5, variant="vectorized").float()
-    expected = F.rms_norm(x.float(), [n], weight.float(), 1e-5)
+    out = torch_memopt.rms_norm(x, [n], weight, 1e-5, variant=variant).double()
+    xd = x.double()
+    expected = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-5) * weight.double()
     assert torch.equal(out.isnan(), expected.isnan())
+    assert out[1].isnan().all() and out[2, 0].isnan() and not out[2, 1:].isnan().any()
     finite = expected.isfinite()
     assert torch.allclose(out[finite], expected[finite], rtol=2e-2, atol=2e-2)
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_auto_takes_the_narrow_packs_off_the_16_byte_pack(op, dtype):
+    """auto at widths off the 16-byte pack (and on offset slices) runs the vectorized
+    kernel with narrower packs, not block_smem or warp_per_row, and matches float64."""
+    failures = []
+    for rows, n in [(33, 2050), (5, 4100), (9, 2049), (6, 127), (1, 70002)]:
+        wide = torch.randn(rows, n + 3, device="cuda", dtype=dtype) + 3
+        weight = torch.randn(n, device="cuda", dtype=dtype)
+        bias = torch.randn(n, device="cuda", dtype=dtype)
+        for name, x in (("contiguous", wide[:, :n].contiguous()), ("offset slice", wide[:, 1:n + 1])):
+            out = call(op, x, weight, bias, 1e-5, "auto")
+            err = rel_error(out, reference(op, x, weight, bias, 1e-5))
+            if not err < TOLERANCE[dtype]:
+                failures.append(f"{rows}x{n} {name}: relative error {err:.2e}")
+            if not vectorized_ran(lambda: call(op, x, weight, bias, 1e-5, "auto")):
+                failures.append(f"{rows}x{n} {name}: auto did not take the vectorized kernel")
+    assert not failures, "\n".join(failures)

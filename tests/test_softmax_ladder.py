@@ -49,7 +49,7 @@ def test_every_rung_at_every_path(dtype):
 
 @requires_cuda
 @pytest.mark.cuda
-@pytest.mark.parametrize("n", [1000, 4096, 65536])
+@pytest.mark.parametrize("n", [1000, 4096, 65536, 2049, 50257])
 def test_nan_inf_and_all_minus_inf_rows_match_torch(n):
     x = torch.randn(5, n, device="cuda", dtype=torch.bfloat16)
     x[1, 7] = float("nan")
@@ -138,3 +138,95 @@ def test_row_strided_input_on_every_rung():
         for variant in cuda_variants():
             out = torch_memopt.softmax(x, -1, variant=variant)
             assert out.is_contiguous() and rel_error(out, ref) < 1e-2, f"{variant} {n}"
+
+
+def kernels_run(fn):
+    """The CUDA kernel names `fn` launched."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+# Widths off the 16-byte pack: online reads contiguous rows with their ends peeled
+# off (16-byte packs between), other rows (and cluster all of them) one element a pack
+# (softmax_narrow.cu, softmax_peeled.cu). 32001 and 50257 are vocabularies; 131073 is
+# past 512-thread clusters' registers (1024-thread CTAs); 7 and 127 narrow rows.
+NARROW_SHAPES = [(6, 7), (5, 127), (33, 2050), (17, 2049), (3, 32001), (8, 50257), (2, 131073)]
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_widths_off_the_16_byte_pack_on_every_rung(dtype):
+    """Against float64, contiguous and as a slice one element in (every row off a
+    16-byte boundary, rows 3 elements longer than the width), 16-bit or float32 out;
+    online and cluster must run their own kernels there, not hand the rows to
+    block_smem, and online the peeled one (16-byte packs, kPeel) on contiguous rows."""
+    failures = []
+    for rows, n in NARROW_SHAPES:
+        wide = torch.randn(rows, n + 3, device="cuda", dtype=dtype) * 4
+        for name, x in (("contiguous", wide[:, :n].contiguous()), ("offset slice", wide[:, 1:n + 1])):
+            ref = torch.softmax(x.double(), -1)
+            for variant in cuda_variants():
+                for out_dtype in (None, torch.float32):
+                    out = torch_memopt.softmax(x, -1, out_dtype, variant=variant)
+                    err = rel_error(out, ref)
+                    if out.dtype != (out_dtype or dtype) or not err < TOLERANCE[out_dtype or dtype]:
+                        failures.append(f"{variant} {rows}x{n} {name} -> {out.dtype}: {err:.2e}")
+            for variant, kernel in (("online", "softmax_online_kernel"), ("cluster", "softmax_")):
+                names = kernels_run(lambda: torch_memopt.softmax(x, -1, variant=variant))
+                if len(names) != 1 or kernel not in names[0] or "block_smem" in names[0]:
+                    failures.append(f"{variant} {rows}x{n} {name}: ran {names}")
+                elif variant == "online" and (", 16, true>" in names[0]) != (name == "contiguous"):
+                    failures.append(f"online {rows}x{n} {name}: peeled or not, wrongly: {names}")
+    assert not failures, "\n".join(failures)
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="thread-block clusters are built for sm_90a only")
+@pytest.mark.parametrize("n, many_kernel", [(32000, "softmax_online_kernel"),
+                                             (50257, "16, true>")])
+def test_few_wide_rows_go_over_a_cluster(n, many_kernel):
+    """8 rows of a vocabulary: auto splits each over a cluster of CTAs (8 blocks would
+    leave the other SMs idle); a full batch of them stays one block a row (online; for
+    an odd width, online with each row's ends peeled off)."""
+    few = torch.randn(8, n, device="cuda", dtype=torch.bfloat16) * 4
+    names = kernels_run(lambda: torch_memopt.softmax(few, -1))
+    assert len(names) == 1 and "softmax_cluster_kernel" in names[0], names
+    assert rel_error(torch_memopt.softmax(few, -1), torch.softmax(few.double(), -1)) < 1e-2
+    many = torch.randn(512, n, device="cuda", dtype=torch.bfloat16)
+    names = kernels_run(lambda: torch_memopt.softmax(many, -1))
+    assert len(names) == 1 and many_kernel in names[0], names
+    assert rel_error(torch_memopt.softmax(many, -1), torch.softmax(many.double(), -1)) < 1e-2
+
+
+# Attention rows: 4, 8 or 16 threads a row, several rows a warp (v04_online.cuh);
+# row counts that leave the last block part empty.
+SMALL_ROWS = [(1000, 128), (333, 256), (77, 512), (50, 64), (9, 8), (1001, 197)]
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_attention_rows_several_a_warp(dtype):
+    failures = []
+    for rows, n in SMALL_ROWS:
+        x = torch.randn(rows, n, device="cuda", dtype=dtype) * 4
+        x[rows // 2, 3] = float("nan")
+        x[rows // 3] = float("-inf")
+        ref = torch.softmax(x.double(), -1)
+        for variant in ("auto", "online"):
+            out = torch_memopt.softmax(x, -1, variant=variant)
+            if not torch.equal(out.isnan(), ref.isnan()):
+                failures.append(f"{variant} {rows}x{n}: NaN pattern differs")
+            finite = ref.isfinite()
+            err = ((out.double()[finite] - ref[finite]).norm() / ref[finite].norm()).item()
+            if not err < TOLERANCE[dtype]:
+                failures.append(f"{variant} {rows}x{n}: relative error {err:.2e}")
+            again = torch_memopt.softmax(x, -1, variant=variant)
+            if not torch.equal(out.nan_to_num(), again.nan_to_num()):  # NaN != NaN
+                failures.append(f"{variant} {rows}x{n}: a second run differs")
+    assert not failures, "\n".join(failures)

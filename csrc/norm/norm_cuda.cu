@@ -23,6 +23,7 @@
 #include "norm/kernels/v03_block_smem.cuh"
 #include "norm/kernels/v04_vectorized.cuh"
 #include "norm/norm_common.h"
+#include "norm/norm_narrow_packs.h"
 #include "norm/norm_vectorized_launch.cuh"
 
 namespace memopt {
@@ -56,9 +57,17 @@ constexpr int64_t kVectorizedCapacity = 1024 * kNormThreadElems;
 // Whether the cluster rung can take p: pack-ready rows, at most 65535 of them.
 bool cluster_ready(const NormRows& p) { return vector_ready(p) && p.rows <= 65535; }
 
-// auto: vectorized where its packs fit the row, or on Hopper cluster for rows
-// wider than vectorized keeps in registers; otherwise block_smem for wide
-// rows (a block a row) and warp_per_row for narrow ones. Variants
+// What vectorized and cluster fall back to where no pack reads the rows (an
+// odd pointer): block_smem for wide rows (a block a row), warp_per_row for
+// narrow ones.
+std::string rowwise_rung(const NormRows& p) {
+  return p.row_length > 1024 ? "block_smem" : "warp_per_row";
+}
+
+// auto: vectorized where its 16-byte packs fit the row, or on Hopper cluster
+// for rows wider than vectorized keeps in registers; vectorized with narrower
+// packs where they do not (norm_narrow_packs.cu: at 16384 x 2050 bf16,
+// block_smem read 34% of copy); rowwise_rung where no pack fits. Variants
 // "vectorized" and "cluster" on rows they cannot read run that same
 // fallback, and "cluster" on a row one block holds runs vectorized: split
 // over 8 CTAs it would pay three cluster barriers for a pack or two a thread
@@ -69,7 +78,7 @@ std::string auto_rung(const NormRows& p, Capability cap = 0) {
                ? "cluster"
                : "vectorized";
   }
-  return p.row_length > 1024 ? "block_smem" : "warp_per_row";
+  return packs_fit(p, p.input.element_size()) ? "vectorized" : rowwise_rung(p);
 }
 
 template <typename scalar_t, typename param_t, bool kRms>
@@ -91,6 +100,23 @@ template <bool kRms>
 void launch_norm(const std::string& rung, const NormRows& p) {
   if (p.out.numel() == 0) return;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if ((rung == "vectorized" || rung == "cluster") && !vector_ready(p)) {
+    // Rows the 16-byte packs cannot read (a width that is not a whole number
+    // of packs, misaligned data): the same kernel with the widest of 8-, 4-
+    // and 2-byte packs that fits (norm_narrow_packs.cu); rows no pack reads
+    // (an odd pointer): rowwise_rung.
+    if (launch_norm_narrow_packs<kRms>(p, stream)) {
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    } else {
+      launch_norm<kRms>(rowwise_rung(p), p);
+    }
+    return;
+  }
+  if (rung == "cluster" && !(p.row_length <= kVectorizedCapacity || cluster_ready(p))) {
+    // Packed rows past 65535 a cluster grid holds: vectorized re-reads them.
+    launch_norm<kRms>("vectorized", p);
+    return;
+  }
   MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_norm", [&] {
     const auto launch = [&](auto param_zero) {
       using param_t = decltype(param_zero);
@@ -110,20 +136,12 @@ void launch_norm(const std::string& rung, const NormRows& p) {
             <<<static_cast<unsigned>(p.rows), kNormBlockThreads,
                static_cast<size_t>(cached) * sizeof(scalar_t), stream>>>(
                 x, w, b, y, p.row_length, p.in_stride, cached, p.eps);
-      } else if ((rung == "vectorized" || (rung == "cluster" && p.row_length <= kVectorizedCapacity)) &&
-                 vector_ready(p)) {
+      } else if (rung == "vectorized" ||
+                 (rung == "cluster" && p.row_length <= kVectorizedCapacity)) {
+        // (cluster on a row one block holds: vectorized, auto_rung says why)
         launch_vectorized_sized<scalar_t, param_t, kRms>(p, stream);
-      } else if (rung == "cluster" && cluster_ready(p)) {
+      } else if (rung == "cluster") {
         launch_cluster<scalar_t, param_t, kRms>(p, stream);
-      } else if (rung == "vectorized" && launch_norm_narrow_packs<kRms>(p, stream)) {
-        // Rows its 16-byte packs cannot read (a width that is not a whole
-        // number of packs, misaligned data): the same kernel with the widest
-        // of 8-, 4- and 2-byte packs that fits (norm_narrow_packs.cu).
-      } else if (rung == "vectorized" || rung == "cluster") {
-        // Rows no pack reads (an odd pointer), and cluster's rows its packs
-        // cannot read: the rung auto takes for them.
-        launch_norm<kRms>(auto_rung(p), p);
-        return;
       } else {
         const unsigned blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kNormNaiveThreads));
         norm_naive_kernel<scalar_t, param_t, kRms><<<blocks, kNormNaiveThreads, 0, stream>>>(
@@ -164,8 +182,10 @@ at::Tensor rms_norm_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized
   return p.out;
 }
 
-// add_layer_norm / add_rms_norm: the fused vectorized kernel where its packs
-// read the rows (and residual and sum are 16-byte aligned too); otherwise the
+// add_layer_norm / add_rms_norm: the fused vectorized kernel where its 16-byte
+// packs read the rows (and residual and sum are 16-byte aligned too), or its
+// 8- or 4-byte packs (norm_narrow_packs.cu: N = 2050 or 4100 in bf16, at
+// 16384 x 2050 the two passes below ran 0.65x torch.compile); otherwise the
 // sum first, then the norm auto picks for it (two passes, same results).
 template <bool kRms>
 std::tuple<at::Tensor, at::Tensor> add_norm(const at::Tensor& input, const at::Tensor& residual,
@@ -188,6 +208,10 @@ std::tuple<at::Tensor, at::Tensor> add_norm(const at::Tensor& input, const at::T
       }
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
+    return {p.out, sum};
+  }
+  if (launch_norm_narrow_packs<kRms>(p, at::cuda::getCurrentCUDAStream(), res, sum)) {
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
     return {p.out, sum};
   }
   sum = at::add(input, res);

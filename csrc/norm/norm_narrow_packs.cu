@@ -8,22 +8,34 @@
 namespace memopt {
 
 template <bool kRms>
-bool launch_norm_narrow_packs(const NormRows& p, cudaStream_t stream) {
-  if (packs_fit(p, 8)) {
-    launch_norm_packs<kRms, 8>(p, stream);
-  } else if (packs_fit(p, 4)) {
-    launch_norm_packs<kRms, 4>(p, stream);
-  } else if (packs_fit(p, 2)) {
+bool launch_norm_narrow_packs(const NormRows& p, cudaStream_t stream, const at::Tensor& residual,
+                              const at::Tensor& sum) {
+  const bool add = residual.defined();
+  const auto launch = [&](auto width) {
+    constexpr int kBytes = decltype(width)::value;
+    if (add) {
+      if constexpr (kBytes > 2) launch_norm_packs<kRms, kBytes, true>(p, stream, residual, sum);
+    } else {
+      launch_norm_packs<kRms, kBytes, false>(p, stream, residual, sum);
+    }
+  };
+  if (packs_fit(p, 8, residual, sum)) {
+    launch(std::integral_constant<int, 8>{});
+  } else if (packs_fit(p, 4, residual, sum)) {
+    launch(std::integral_constant<int, 4>{});
+  } else if (!add && packs_fit(p, 2)) {
     // A 2-byte pack is one 16-bit element (packs_fit refuses it for float32,
     // whose 4-byte aligned rows always fit 4-byte packs).
-    launch_norm_packs<kRms, 2>(p, stream);
+    launch(std::integral_constant<int, 2>{});
   } else {
     return false;
   }
   return true;
 }
 
-template bool launch_norm_narrow_packs<false>(const NormRows&, cudaStream_t);
-template bool launch_norm_narrow_packs<true>(const NormRows&, cudaStream_t);
+template bool launch_norm_narrow_packs<false>(const NormRows&, cudaStream_t, const at::Tensor&,
+                                              const at::Tensor&);
+template bool launch_norm_narrow_packs<true>(const NormRows&, cudaStream_t, const at::Tensor&,
+                                             const at::Tensor&);
 
 }  // namespace memopt

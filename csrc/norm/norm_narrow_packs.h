@@ -5,24 +5,43 @@
 // a second build beside it).
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <cuda_runtime.h>
 
 #include "norm/norm_common.h"
 
 namespace memopt {
 
-template <bool kRms, int kPackBytes>
-void launch_norm_packs(const NormRows& p, cudaStream_t stream);
+// kAdd: the fused add + norm (residual read, sum written beside the output).
+template <bool kRms, int kPackBytes, bool kAdd>
+void launch_norm_packs(const NormRows& p, cudaStream_t stream, const at::Tensor& residual,
+                       const at::Tensor& sum);
 // Compiled in norm_packs_{8,4,2}.cu only: no other file that sees the template's
-// definition builds them again.
-#define MEMOPT_NORM_PACKS(kRms, kBytes) \
-  extern template void launch_norm_packs<kRms, kBytes>(const NormRows&, cudaStream_t);
-MEMOPT_NORM_PACKS(false, 8)
-MEMOPT_NORM_PACKS(true, 8)
-MEMOPT_NORM_PACKS(false, 4)
-MEMOPT_NORM_PACKS(true, 4)
-MEMOPT_NORM_PACKS(false, 2)
-MEMOPT_NORM_PACKS(true, 2)
+// definition builds them again. The fused add has no 2-byte kernels: a 16-bit
+// row of odd width (no model's hidden size) takes the add, then the norm.
+#define MEMOPT_NORM_PACKS(kRms, kBytes, kAdd)                                       \
+  extern template void launch_norm_packs<kRms, kBytes, kAdd>(                       \
+      const NormRows&, cudaStream_t, const at::Tensor&, const at::Tensor&);
+MEMOPT_NORM_PACKS(false, 8, false)
+MEMOPT_NORM_PACKS(true, 8, false)
+MEMOPT_NORM_PACKS(false, 8, true)
+MEMOPT_NORM_PACKS(true, 8, true)
+MEMOPT_NORM_PACKS(false, 4, false)
+MEMOPT_NORM_PACKS(true, 4, false)
+MEMOPT_NORM_PACKS(false, 4, true)
+MEMOPT_NORM_PACKS(true, 4, true)
+MEMOPT_NORM_PACKS(false, 2, false)
+MEMOPT_NORM_PACKS(true, 2, false)
 #undef MEMOPT_NORM_PACKS
+
+// The norm through the vectorized kernel with the widest pack of 8, 4 or 2
+// bytes that fits `p` (norm_narrow_packs.cu picks it): for rows the 16-byte
+// pack cannot read. False, with nothing launched, when none fits (float32
+// rows always fit 4-byte packs; 16-bit ones 2-byte packs, unless a pointer is
+// odd). With `residual` and `sum` defined, the fused add + norm, 8- and 4-byte
+// packs only.
+template <bool kRms>
+bool launch_norm_narrow_packs(const NormRows& p, cudaStream_t stream,
+                              const at::Tensor& residual = {}, const at::Tensor& sum = {});
 
 }  // namespace memopt

@@ -101,24 +101,19 @@ void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
 // The vectorized norm at one pack width under 16 bytes, every dtype and
 // parameter type (declared in norm_narrow_packs.h; norm_packs_{8,4,2}.cu
 // instantiate a width each).
-template <bool kRms, int kPackBytes>
-void launch_norm_packs(const NormRows& p, cudaStream_t stream) {
+template <bool kRms, int kPackBytes, bool kAdd>
+void launch_norm_packs(const NormRows& p, cudaStream_t stream, const at::Tensor& residual,
+                       const at::Tensor& sum) {
   MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_norm_packs", [&] {
     if constexpr (kPackBytes >= static_cast<int>(sizeof(scalar_t))) {
       if (p.fp32_params) {
-        launch_vectorized_sized<scalar_t, float, kRms, false, kPackBytes>(p, stream);
+        launch_vectorized_sized<scalar_t, float, kRms, kAdd, kPackBytes>(p, stream, residual, sum);
       } else {
-        launch_vectorized_sized<scalar_t, scalar_t, kRms, false, kPackBytes>(p, stream);
+        launch_vectorized_sized<scalar_t, scalar_t, kRms, kAdd, kPackBytes>(p, stream, residual,
+                                                                            sum);
       }
     }
   });
 }
-
-// The norm through the vectorized kernel with the widest pack of 8, 4 or 2
-// bytes that fits `p` (norm_narrow_packs.cu picks it): for rows the 16-byte pack cannot
-// read. False, with nothing launched, when none fits (float32 rows always fit
-// 4-byte packs; 16-bit ones 2-byte packs, unless a pointer is odd).
-template <bool kRms>
-bool launch_norm_narrow_packs(const NormRows& p, cudaStream_t stream);
 
 }  // namespace memopt

@@ -1,5 +1,6 @@
 // CUDA launcher of memopt::softmax: check -> pick the rung -> lay out rows ->
 // launch on the current stream under a device guard -> check the launch.
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
@@ -18,6 +19,8 @@
 #include "softmax/kernels/v04_online.cuh"
 #include "softmax/kernels/v05_cluster.cuh"
 #include "softmax/softmax_common.h"
+#include "softmax/softmax_launch.cuh"
+#include "softmax/softmax_narrow.h"
 
 namespace memopt {
 namespace {
@@ -46,13 +49,60 @@ bool online_ready(const SoftmaxRows& p) {
          aligned_to(p.out, vec * static_cast<int64_t>(p.out.element_size()));
 }
 
+// softmax_narrow.cu's one-element packs: rows along the last dim whose input
+// and output are aligned to their elements (every tensor torch allocates).
+bool narrow_ready(const SoftmaxRows& p) {
+  return p.inner == 1 && aligned_to(p.input, p.input.element_size()) &&
+         aligned_to(p.out, p.out.element_size());
+}
+
 // Row elements online keeps in registers at most: 1024 threads x 32 (8 fp32
 // packs or 4 16-bit ones).
 constexpr int64_t kOnlineCapacity = 1024 * kSoftmaxThreadElems;
+// ... and with 16-bit packs kept as loaded (kRaw, rows past 16384 columns):
+// 1024 threads x 8 packs x 8.
+int64_t online_capacity(const SoftmaxRows& p) {
+  return p.input.element_size() == 4 ? kOnlineCapacity : 2 * kOnlineCapacity;
+}
 
-// auto, for a softmax over the last dim: online where its packs fit the row,
-// except fp32 rows wider than online's registers, which take cluster on
-// Hopper; else block_smem for wide rows and warp_per_row for narrow ones.
+// online with each row's ends peeled off (softmax_peeled.cu): every row of x
+// and of y must start at the same offset in its 16-byte packs of x (in
+// elements), which holds for contiguous rows whose x and y pointers do.
+bool peel_ready(const SoftmaxRows& p) {
+  const int64_t in_size = p.input.element_size(), out_size = p.out.element_size();
+  const int64_t vec = 16 / in_size;
+  const auto x = reinterpret_cast<uintptr_t>(p.input.const_data_ptr());
+  const auto y = reinterpret_cast<uintptr_t>(p.out.const_data_ptr());
+  const auto x_offset = static_cast<int64_t>(x / in_size) % vec;
+  const auto y_offset = static_cast<int64_t>(y / out_size) % vec;
+  return narrow_ready(p) && x_offset == y_offset &&
+         (p.outer == 1 || (p.in_stride - p.dim_size) % vec == 0);
+}
+
+// Few wide rows: online's one block a row would leave most SMs idle (8 x
+// 50257 bf16: 8 blocks, 0.30x eager), so each row goes over a cluster of 8
+// CTAs instead: 8 x 8 = 64 CTAs there, 9.9 us against eager's 18.1 (H200).
+// Wide: at least 8192 columns, 1024 a CTA of the cluster. Few: rows whose
+// CTAs each get an SM of their own (at 64 x 32000 the clusters' 512 CTAs took
+// 19.7 us, online 9.6); for rows only one-element packs read past online's
+// registers, whose other choice is block_smem, up to four CTAs an SM (64 x
+// 50257 before the peeled kernel: 26.1 us against block_smem's 63.4; at 512
+// rows 138 against 114).
+bool few_wide_rows(const SoftmaxRows& p, Capability cap, bool packed) {
+  if (!hopper_only(cap) || p.inner != 1 || p.dim_size < 8192) return false;
+  const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int per_sm = packed || p.dim_size <= kOnlineCapacity ? 1 : 4;
+  return p.outer * kSoftmaxCluster <= static_cast<int64_t>(per_sm) * sms;
+}
+
+// auto, for a softmax over the last dim: cluster for few wide rows
+// (few_wide_rows); online where its 16-byte packs fit the row, except fp32
+// rows wider than online's registers, which take cluster on Hopper; where
+// they do not, online with each row's ends peeled off (peel_ready), or with
+// one-element packs (softmax_narrow.cu: 2048 x 32001 bf16 174 us against
+// block_smem's 184), as long as the row fits its registers; else block_smem
+// for wide rows and warp_per_row for narrow ones. (One-element packs over a
+// cluster read 2048 x 50257 bf16 at 17% of copy.)
 // 16-bit rows that wide stay on online, whose re-read comes from L2: at
 // 131072 / 262144 bf16 columns online ran at 59% of copy and cluster at
 // 47% / 39%, at fp32 cluster 73% / 67% and online 57% / 59% (H200).
@@ -61,77 +111,46 @@ constexpr int64_t kOnlineCapacity = 1024 * kSoftmaxThreadElems;
 // there and read coalesced, so all of them run naive.
 std::string auto_rung(const SoftmaxRows& p, Capability cap) {
   if (p.inner != 1) return "naive";
+  // Rows the peeled kernel reads count as packed: only one-element packs
+  // past online's registers were left with block_smem.
+  const bool packed = online_ready(p) || peel_ready(p);
+  if ((packed || narrow_ready(p)) && few_wide_rows(p, cap, packed)) return "cluster";
   if (online_ready(p)) {
     return hopper_only(cap) && p.dim_size > kOnlineCapacity && p.input.element_size() == 4
                ? "cluster"
                : "online";
   }
+  if (peel_ready(p) && p.dim_size <= online_capacity(p)) return "online";
+  if (narrow_ready(p) && p.dim_size <= kOnlineCapacity) return "online";
   return p.dim_size > 1024 ? "block_smem" : "warp_per_row";
-}
-
-// The cluster rung: 512 threads a CTA up to 8 x 512 x 32 elements a row,
-// 1024 past that (registers hold 262144 elements at most; wider rows re-read).
-template <typename in_t, typename out_t>
-void launch_cluster(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
-  const bool wide = p.dim_size > kSoftmaxCluster * 512 * kSoftmaxThreadElems;
-  // One cluster a row; at most 65535 row slots, each cluster then loops.
-  ClusterLaunch cluster(dim3(kSoftmaxCluster, static_cast<unsigned>(std::min<int64_t>(rows, 65535))),
-                        dim3(wide ? 1024 : 512), dim3(kSoftmaxCluster), stream);
-  const auto kernel = wide ? softmax_cluster_kernel<in_t, out_t, 1024>
-                           : softmax_cluster_kernel<in_t, out_t, 512>;
-  C10_CUDA_CHECK(cluster.launch(kernel, p.input.const_data_ptr<in_t>(),
-                                p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride));
-}
-
-template <typename in_t, typename out_t, int kThreads, int kVecs, bool kRaw = false>
-void launch_online(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
-  constexpr int kBlock = kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads;
-  constexpr int64_t kRowsPerBlock = kBlock / kThreads;
-  softmax_online_kernel<in_t, out_t, kThreads, kVecs, kRaw>
-      <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kRowsPerBlock)), kBlock, 0, stream>>>(
-          p.input.const_data_ptr<in_t>(), p.out.mutable_data_ptr<out_t>(), rows, p.dim_size,
-          p.in_stride);
-}
-
-// The fewest threads a row (32 ... 1024) whose row_vecs packs each hold it.
-template <typename in_t, typename out_t>
-void launch_online_sized(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
-  const int64_t packs = p.dim_size / (16 / static_cast<int64_t>(sizeof(in_t)));
-  if constexpr (sizeof(in_t) == 4) {
-    if (row_vecs(packs, sizeof(in_t)) == kWideRowVecs) {
-      if (packs <= 512 * kWideRowVecs) return launch_online<in_t, out_t, 512, kWideRowVecs>(p, rows, stream);
-      return launch_online<in_t, out_t, 1024, kWideRowVecs>(p, rows, stream);
-    }
-  } else if (packs > 512 * kRowVecs) {
-    // 16-bit rows past 16384 columns: 8 packs a thread kept as loaded (kRaw).
-    if (packs <= 512 * kWideRowVecs) {
-      return launch_online<in_t, out_t, 512, kWideRowVecs, true>(p, rows, stream);
-    }
-    return launch_online<in_t, out_t, 1024, kWideRowVecs, true>(p, rows, stream);
-  }
-  const int64_t threads = ceil_div<int64_t>(packs, kRowVecs);
-  if (threads <= 32) return launch_online<in_t, out_t, 32, kRowVecs>(p, rows, stream);
-  if (threads <= 64) return launch_online<in_t, out_t, 64, kRowVecs>(p, rows, stream);
-  if (threads <= 128) return launch_online<in_t, out_t, 128, kRowVecs>(p, rows, stream);
-  if (threads <= 256) return launch_online<in_t, out_t, 256, kRowVecs>(p, rows, stream);
-  if (threads <= 512) return launch_online<in_t, out_t, 512, kRowVecs>(p, rows, stream);
-  launch_online<in_t, out_t, 1024, kRowVecs>(p, rows, stream);
 }
 
 void launch_softmax(std::string rung, const SoftmaxRows& p, Capability cap) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  // The rungs after naive read rows along the last dim; an inner dim, or a
-  // width the packs of online and cluster cannot read, takes what auto takes
-  // (never cluster then: auto picks it only for pack-ready rows). A row that
-  // one block's registers hold runs online under "cluster" too: split over 8
-  // CTAs it would pay two cluster barriers for a few packs a thread (at
-  // 32768 x 1000 that took 20 ms against online's 0.05).
+  // The rungs after naive read rows along the last dim; an inner dim, or
+  // rows no pack of online and cluster can read, takes what auto takes. A row
+  // that one block's registers hold runs online under "cluster" too, unless
+  // the rows are few (few_wide_rows): split over 8 CTAs it would pay two
+  // cluster barriers for a few packs a thread (at 32768 x 1000 that took 20
+  // ms against online's 0.05). Widths off the 16-byte pack take both with
+  // one-element packs (softmax_narrow.cu).
   if ((rung != "naive" && p.inner != 1) ||
-      ((rung == "online" || rung == "cluster") && !online_ready(p))) {
+      ((rung == "online" || rung == "cluster") && !online_ready(p) && !narrow_ready(p))) {
     rung = auto_rung(p, cap);
   }
-  if (rung == "cluster" && p.dim_size <= kOnlineCapacity) rung = "online";
+  if (rung == "cluster" && p.dim_size <= kOnlineCapacity && !few_wide_rows(p, cap, true)) {
+    rung = "online";
+  }
   const int64_t rows = p.outer * p.inner;
+  if ((rung == "online" || rung == "cluster") && !online_ready(p)) {
+    if (rung == "online" && peel_ready(p)) {
+      launch_softmax_peeled(p, rows, stream);
+    } else {
+      launch_softmax_narrow(p, rows, rung == "cluster", stream);
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
   MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_softmax", [&] {
     const auto launch = [&](auto out_zero) {
       using out_t = decltype(out_zero);

@@ -122,22 +122,23 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   XPack* yr = reinterpret_cast<XPack*>(y + row * row_length);
   const XPack* rr = kAdd ? reinterpret_cast<const XPack*>(residual + row * row_length) : nullptr;
   XPack* sr = kAdd ? reinterpret_cast<XPack*>(sum_out + row * row_length) : nullptr;
+  // kAdd: a + b rounded to scalar_t (as `input + residual`), stored as pack
+  // pk of sum_out, in fp32 into v.
+  const auto add_pack = [&](int pk, const XPack& a, const XPack& b, float (&v)[kVec]) {
+    XPack s;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      s.v[j] = static_cast<scalar_t>(static_cast<float>(a.v[j]) + static_cast<float>(b.v[j]));
+      v[j] = static_cast<float>(s.v[j]);
+    }
+    sr[pk] = s;
+  };
   // Pack pk of the row to normalize, in fp32: x, or x + residual rounded to
   // scalar_t and written to sum_out on the first pass.
   const auto load = [&](int pk, float (&v)[kVec], bool first_pass) {
     const XPack a = kAdd && !first_pass ? sr[pk] : xr[pk];
     if constexpr (kAdd) {
-      if (first_pass) {
-        const XPack b = rr[pk];
-        XPack s;
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          s.v[j] = static_cast<scalar_t>(static_cast<float>(a.v[j]) + static_cast<float>(b.v[j]));
-          v[j] = static_cast<float>(s.v[j]);
-        }
-        sr[pk] = s;
-        return;
-      }
+      if (first_pass) return add_pack(pk, a, rr[pk], v);
     }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(a.v[j]);
@@ -146,15 +147,41 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 
   float cache[kNormVecs][kVec];
   float sum = 0.f;
+  if constexpr (kAdd) {
+    // Every load of the cached packs first, then the sums' stores: with each
+    // pack's store between its loads and the next pack's (sum_out may alias
+    // x as far as the compiler knows), every pack waited out a round trip
+    // to memory: 16384 x 4096 bf16 at 82% of copy, 0.89x Liger.
+    XPack a[kNormVecs], b[kNormVecs];
+#pragma unroll
+    for (int k = 0; k < kNormVecs; ++k) {
+      const int pk = first + t + k * kThreads;
+      if (pk < end) a[k] = xr[pk], b[k] = rr[pk];
+    }
+#pragma unroll
+    for (int k = 0; k < kNormVecs; ++k) {
+      const int pk = first + t + k * kThreads;
+      if (pk < end) {
+        add_pack(pk, a[k], b[k], cache[k]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) cache[k][j] = 0.f;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kNormVecs; ++k) {
+      const int pk = first + t + k * kThreads;
+      if (pk < end) {
+        load(pk, cache[k], true);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) cache[k][j] = 0.f;
+      }
+    }
+  }
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
-    const int pk = first + t + k * kThreads;
-    if (pk < end) {
-      load(pk, cache[k], true);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) cache[k][j] = 0.f;
-    }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += cache[k][j];
   }

@@ -30,7 +30,7 @@ __device__ __forceinline__ void merge_online(float& m, float& s, float m2, float
 // the max alive across the block reduction, and spilled 72-126 bytes.
 template <typename P>
 __device__ __forceinline__ P pack_from_words(uint4 words) {
-  static_assert(sizeof(P) == sizeof(uint4), "16-byte packs");
+  static_assert(sizeof(P) == sizeof(uint4), "16-byte packs");  // kRaw only
   asm("" : "+r"(words.x), "+r"(words.y), "+r"(words.z), "+r"(words.w));
   P v;
   memcpy(&v, &words, sizeof(P));
@@ -49,9 +49,16 @@ __device__ __forceinline__ P pack_from_words(uint4 words) {
 //   the row in the same registers, for 16-bit rows past 16384 columns, which
 //   at 4 float packs a thread took one 1024-thread block an SM (bf16 4096 x
 //   32768 at 58% of copy: nothing else in flight while a block reduces).
-template <typename in_t, typename out_t, int kVecs, int kStride, bool kRaw = false>
+//
+// kPackBytes < 16: packs of one element (sizeof(in_t)), for rows whose width
+// or pointers break the 16-byte pack (softmax_narrow.cu); held as floats.
+template <typename in_t, typename out_t, int kVecs, int kStride, bool kRaw = false,
+          int kPackBytes = 16>
 struct OnlineSlice {
-  static constexpr int kVec = 16 / sizeof(in_t);
+  static_assert(kPackBytes == 16 || kPackBytes == static_cast<int>(sizeof(in_t)),
+                "16-byte packs or single elements");
+  static_assert(!kRaw || kPackBytes == 16, "packs kept as loaded are 16-byte words");
+  static constexpr int kVec = kPackBytes / sizeof(in_t);
   using InPack = Pack<in_t, kVec>;
   using OutPack = Pack<out_t, kVec>;
   using Cache = std::conditional_t<kRaw, uint4[kVecs], float[kVecs][kVec]>;

@@ -34,12 +34,30 @@ constexpr int kSoftmaxMinBlock = 128;
 
 // kRaw (online_slice.cuh): the 512-thread kernels hold 8 16-bit packs a
 // thread as loaded and are capped at 64 registers, two blocks an SM.
-template <typename in_t, typename out_t, int kThreads, int kVecs, bool kRaw = false>
+// kPackBytes = sizeof(in_t): one element a pack (OnlineSlice), for widths
+// off the 16-byte pack (softmax_narrow.cu).
+// kThreads of 4, 8 or 16: several rows a warp, for attention rows (128-512
+// columns). At 32 threads a row a 128-wide bf16 row kept 4 lanes of 32 busy
+// (16 packs, 4 a thread): 1048576 x 128 read 17% of copy, 0.18x
+// torch.compile. Those kernels are capped at 64 registers (8 blocks, 32 warps
+// an SM), as many rows in flight as the 32-thread kernel at 1024 columns.
+//
+// kPeel: rows of any width and start, 16-byte packs in the middle. Each row's
+// first elements up to a 16-byte boundary of x (the head, < kVec) and its last
+// ones past the whole packs (the tail, < kVec) are single elements, folded
+// into the thread's (max, sum) one at a time and written after the packs;
+// the row of y starts at the same offset in its packs (the launcher checks).
+// For N = 32001 or 50257, whose rows start at every offset of a pack: the
+// one-element packs read 2048 x 32001 bf16 at 35% of copy.
+template <typename in_t, typename out_t, int kThreads, int kVecs, bool kRaw = false,
+          int kPackBytes = 16, bool kPeel = false>
 __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads,
-                                  kRaw ? kMinBlocksAt64Registers<kThreads> : 1)
+                                  kRaw ? kMinBlocksAt64Registers<kThreads>
+                                  : kThreads < 32 ? kMinBlocksAt64Registers<kSoftmaxMinBlock>
+                                                  : 1)
     softmax_online_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
                           int64_t dim_size, int64_t in_stride) {
-  constexpr int kVec = 16 / sizeof(in_t);
+  constexpr int kVec = kPackBytes / sizeof(in_t);
   constexpr int kBlock = kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads;
   constexpr int kRowsPerBlock = kBlock / kThreads;
   constexpr int kWarpsPerRow = kThreads / 32;
@@ -50,17 +68,37 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
   const int t = threadIdx.x % kThreads;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreads;
   const bool active = row < rows;  // rows past the end still take part in the barriers
-  const int64_t packs = active ? dim_size / kVec : 0;
-  // Input rows in_stride apart (a multiple of the pack), out contiguous.
-  const InPack* xr = reinterpret_cast<const InPack*>(x + row * in_stride);
-  OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
+  // Input rows in_stride apart (a multiple of the pack unless kPeel), out
+  // contiguous.
+  const in_t* const xrow = x + row * in_stride;
+  out_t* const yrow = y + row * dim_size;
+  int64_t head = 0, packs = 0, tail = 0;
+  if (active) {
+    if constexpr (kPeel) {
+      const auto misaligned = static_cast<int64_t>(reinterpret_cast<uintptr_t>(xrow) % 16);
+      head = min(dim_size, (16 - misaligned) % 16 / static_cast<int64_t>(sizeof(in_t)));
+    }
+    packs = (dim_size - head) / kVec;
+    tail = dim_size - head - packs * kVec;
+  }
+  const InPack* xr = reinterpret_cast<const InPack*>(xrow + head);
+  OutPack* yr = reinterpret_cast<OutPack*>(yrow + head);
+  // The i-th of the row's head + tail single elements.
+  const auto edge = [&](int64_t i) { return i < head ? i : head + packs * kVec + (i - head); };
 
-  OnlineSlice<in_t, out_t, kVecs, kThreads, kRaw> slice;
+  OnlineSlice<in_t, out_t, kVecs, kThreads, kRaw, kPackBytes> slice;
   float m, s;
   slice.reduce(xr, 0, packs, t, m, s);
-  // Across the row's threads: lanes by shuffles, warps through shared memory.
+  if constexpr (kPeel) {
+    // A single element is the pair (x, e^(x - x) = 1).
+    for (int64_t i = t; i < head + tail; i += kThreads) {
+      merge_online(m, s, static_cast<float>(xrow[edge(i)]), 1.f);
+    }
+  }
+  // Across the row's threads: lanes by shuffles (within each group of kThreads
+  // lanes when a warp holds several rows), warps through shared memory.
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
+  for (int offset = (kThreads < 32 ? kThreads : 32) / 2; offset > 0; offset >>= 1) {
     const float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
     const float s2 = __shfl_xor_sync(0xffffffffu, s, offset);
     merge_online(m, s, m2, s2);
@@ -76,6 +114,14 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
     for (int w = 1; w < kWarpsPerRow; ++w) merge_online(m, s, scratch_m[first + w], scratch_s[first + w]);
   }
   slice.write(xr, yr, 0, packs, t, m, s);
+  if constexpr (kPeel) {
+    // As slice.write: NaN for a row of -inf only, as torch.softmax.
+    const float inv_sum = 1.f / s;
+    for (int64_t i = t; i < head + tail; i += kThreads) {
+      const float v = static_cast<float>(xrow[edge(i)]);
+      yrow[edge(i)] = static_cast<out_t>(m == -INFINITY ? NAN : ExpShiftExact{m}(v) * inv_sum);
+    }
+  }
 }
 
 }  // namespace memopt

@@ -38,12 +38,14 @@ constexpr int kSoftmaxCluster = 8;  // CTAs a row: the portable cluster size
 // Capped at 64 registers: the 512-thread kernels took 79-90 once the online
 // tail lost its expf calls (2026-11-30), one CTA an SM instead of two, and
 // fp32 1024 x 131072 fell from 72.8% to 60.0% of copy.
-template <typename in_t, typename out_t, int kThreads>
+// kPackBytes = sizeof(in_t): one element a pack, 32 a thread (softmax_narrow.cu).
+template <typename in_t, typename out_t, int kThreads, int kPackBytes = 16>
 __global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
     softmax_cluster_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
                            int64_t dim_size, int64_t in_stride) {
   namespace cg = cooperative_groups;
-  constexpr int kVec = 16 / sizeof(in_t);
+  constexpr int kVec = kPackBytes / sizeof(in_t);
+  constexpr int kThreadPacks = kSoftmaxThreadElems / kVec;
   constexpr int kWarps = kThreads / 32;
   using InPack = Pack<in_t, kVec>;
   using OutPack = Pack<out_t, kVec>;
@@ -62,7 +64,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
     const InPack* xr = reinterpret_cast<const InPack*>(x + row * in_stride);
     OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
 
-    OnlineSlice<in_t, out_t, kPacksHolding<in_t, kSoftmaxThreadElems>, kThreads> slice;
+    OnlineSlice<in_t, out_t, kThreadPacks, kThreads, false, kPackBytes> slice;
     float m, s;
     slice.reduce(xr, first, last, t, m, s);
 

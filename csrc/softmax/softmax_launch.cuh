@@ -1,0 +1,93 @@
+// The launches of softmax's online and cluster kernels (kernels/v04_online.cuh,
+// v05_cluster.cuh) at a pack width: 16 bytes (softmax_cuda.cu) or one element
+// (softmax_narrow.cu, for widths off the 16-byte pack). Included by each, so
+// that two cores compile the two groups of instantiations in parallel.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "common/cluster_launch.cuh"
+#include "common/cuda_launch.cuh"
+#include "common/pack.cuh"
+#include "softmax/kernels/v04_online.cuh"
+#include "softmax/kernels/v05_cluster.cuh"
+#include "softmax/softmax_common.h"
+
+namespace memopt {
+
+// The cluster rung: 512 threads a CTA up to 8 x 512 x 32 elements a row,
+// 1024 past that (registers hold 262144 elements at most; wider rows re-read).
+template <typename in_t, typename out_t, int kPackBytes = 16>
+void launch_cluster(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
+  const bool wide = p.dim_size > kSoftmaxCluster * 512 * kSoftmaxThreadElems;
+  // One cluster a row; at most 65535 row slots, each cluster then loops.
+  ClusterLaunch cluster(dim3(kSoftmaxCluster, static_cast<unsigned>(std::min<int64_t>(rows, 65535))),
+                        dim3(wide ? 1024 : 512), dim3(kSoftmaxCluster), stream);
+  const auto kernel = wide ? softmax_cluster_kernel<in_t, out_t, 1024, kPackBytes>
+                           : softmax_cluster_kernel<in_t, out_t, 512, kPackBytes>;
+  C10_CUDA_CHECK(cluster.launch(kernel, p.input.const_data_ptr<in_t>(),
+                                p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride));
+}
+
+template <typename in_t, typename out_t, int kThreads, int kVecs, bool kRaw = false,
+          int kPackBytes = 16, bool kPeel = false>
+void launch_online(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
+  constexpr int kBlock = kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock : kThreads;
+  constexpr int64_t kRowsPerBlock = kBlock / kThreads;
+  softmax_online_kernel<in_t, out_t, kThreads, kVecs, kRaw, kPackBytes, kPeel>
+      <<<static_cast<unsigned>(ceil_div<int64_t>(rows, kRowsPerBlock)), kBlock, 0, stream>>>(
+          p.input.const_data_ptr<in_t>(), p.out.mutable_data_ptr<out_t>(), rows, p.dim_size,
+          p.in_stride);
+}
+
+// The fewest threads a row (4 ... 1024) whose kVecs packs each hold its
+// `packs` packs; 1024 past that (the rest re-read).
+template <typename in_t, typename out_t, int kVecs, int kPackBytes, bool kPeel = false>
+void launch_online_fewest(const SoftmaxRows& p, int64_t rows, int64_t packs, cudaStream_t stream) {
+  const auto launch = [&](auto threads) {
+    launch_online<in_t, out_t, decltype(threads)::value, kVecs, false, kPackBytes, kPeel>(p, rows,
+                                                                                        stream);
+  };
+  const int64_t threads = ceil_div<int64_t>(packs, kVecs);
+  if (threads <= 4) return launch(std::integral_constant<int, 4>{});
+  if (threads <= 8) return launch(std::integral_constant<int, 8>{});
+  if (threads <= 16) return launch(std::integral_constant<int, 16>{});
+  if (threads <= 32) return launch(std::integral_constant<int, 32>{});
+  if (threads <= 64) return launch(std::integral_constant<int, 64>{});
+  if (threads <= 128) return launch(std::integral_constant<int, 128>{});
+  if (threads <= 256) return launch(std::integral_constant<int, 256>{});
+  if (threads <= 512) return launch(std::integral_constant<int, 512>{});
+  launch(std::integral_constant<int, 1024>{});
+}
+
+// The 16-byte online kernel sized to the row: row_vecs packs a thread, and
+// 16-bit rows past 16384 columns 8 packs a thread kept as loaded (kRaw).
+// kPeel: rows of any width and start (v04_online.cuh), sized by the packs
+// that cover them.
+template <typename in_t, typename out_t, bool kPeel = false>
+void launch_online_sized(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
+  constexpr int64_t kVec = 16 / static_cast<int64_t>(sizeof(in_t));
+  const int64_t packs = ceil_div<int64_t>(p.dim_size, kVec);
+  if constexpr (sizeof(in_t) == 4) {
+    if (row_vecs(packs, sizeof(in_t)) == kWideRowVecs) {
+      if (packs <= 512 * kWideRowVecs) {
+        return launch_online<in_t, out_t, 512, kWideRowVecs, false, 16, kPeel>(p, rows, stream);
+      }
+      return launch_online<in_t, out_t, 1024, kWideRowVecs, false, 16, kPeel>(p, rows, stream);
+    }
+  } else if (packs > 512 * kRowVecs) {
+    if (packs <= 512 * kWideRowVecs) {
+      return launch_online<in_t, out_t, 512, kWideRowVecs, true, 16, kPeel>(p, rows, stream);
+    }
+    return launch_online<in_t, out_t, 1024, kWideRowVecs, true, 16, kPeel>(p, rows, stream);
+  }
+  launch_online_fewest<in_t, out_t, kRowVecs, 16, kPeel>(p, rows, packs, stream);
+}
+
+}  // namespace memopt

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 import torch_memopt
 from conftest import requires_cuda
+from cuda_kernels import kernels_run
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 # (input shape, normalized_shape): widths 33 and 127 are no whole 16-byte pack (the
@@ -121,14 +122,6 @@ def test_backward_raises_naming_the_op(op, device):
     out, _ = call(op, x, randn(3, 8, device=device, dtype=torch.float32), [8], None, None, 1e-5)
     with pytest.raises(RuntimeError, match=rf"memopt::{op} is inference-only and has no backward"):
         out.sum().backward()
-
-
-def kernels_run(fn):
-    """The CUDA kernel names `fn` launched."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return [e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
 @requires_cuda

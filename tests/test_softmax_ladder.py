@@ -15,6 +15,7 @@ import torch
 
 import torch_memopt
 from conftest import requires_cuda
+from cuda_kernels import kernels_run
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 SHAPES = [(5, 33), (37, 197), (11, 500), (9, 1000), (7, 4096), (3, 20000), (2, 65536), (1, 262144)]
@@ -138,14 +139,6 @@ def test_row_strided_input_on_every_rung():
         for variant in cuda_variants():
             out = torch_memopt.softmax(x, -1, variant=variant)
             assert out.is_contiguous() and rel_error(out, ref) < 1e-2, f"{variant} {n}"
-
-
-def kernels_run(fn):
-    """The CUDA kernel names `fn` launched."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return [e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
 # Widths off the 16-byte pack: online reads contiguous rows with their ends peeled

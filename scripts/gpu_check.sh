@@ -8,6 +8,8 @@
 #   MEMOPT_BENCH    more arguments of python -m torch_memopt.bench (e.g. --quick)
 #   MEMOPT_BENCH_TIMEOUT  seconds the suites may take (default 1800), so that a run
 #                   cut short still packs what it wrote
+#   MEMOPT_FUZZ=N   also the differential fuzzer, N cases an op on CUDA
+#                   (python -m torch_memopt.testing.fuzz; seed MEMOPT_FUZZ_SEED, default 0)
 #   MEMOPT_SANITIZE=1  compute-sanitizer memcheck and racecheck over scripts/sanitize_*.py
 #   MEMOPT_SANITIZE_SCRIPTS  which of them (default "sanitize_gemm sanitize_norms")
 #   MEMOPT_GIT_COMMIT  the commit the results JSON names (the device copy's .git is not
@@ -81,6 +83,15 @@ if [ -n "$built" ] && [ "${MEMOPT_PYTEST:-}" != skip ]; then
   tests_line=$(tail -1 "$LOG/tests.log")
 fi
 
+fuzz_lines=""
+if [ -n "$built" ] && [ -n "${MEMOPT_FUZZ:-}" ]; then
+  echo "== fuzz: ${MEMOPT_FUZZ} cases an op"
+  "$PYTHON" -m torch_memopt.testing.fuzz --device cuda --cases "$MEMOPT_FUZZ" \
+    --seed "${MEMOPT_FUZZ_SEED:-0}" > "$LOG/fuzz.log" 2>&1 || status=1
+  fuzz_lines=$(grep -E "^fuzz " "$LOG/fuzz.log")
+  grep -E "^FAIL" "$LOG/fuzz.log" | head -20
+fi
+
 if [ "${MEMOPT_SANITIZE:-0}" = 1 ]; then
   for script in ${MEMOPT_SANITIZE_SCRIPTS:-sanitize_gemm sanitize_norms}; do
     for tool in memcheck racecheck; do
@@ -103,6 +114,7 @@ fi
   head -2 "$LOG/env.txt" | tail -1
   echo "build: ${build_s} s"
   echo "pytest: ${tests_line}"
+  [ -n "$fuzz_lines" ] && echo "$fuzz_lines"
   if [ -f "$LOG/bench.log" ]; then
     grep -E "^== |took [0-9]+ s$|^not timed" "$LOG/bench.log" | awk '!seen[$0]++' | head -40
     grep -E "^(Traceback|[A-Za-z]*Error)" "$LOG/bench.err" | head -5

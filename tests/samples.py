@@ -14,6 +14,7 @@ from typing import Callable
 
 import torch
 import torch.nn.functional as F
+from torch_memopt.testing.references import ACTIVATIONS
 
 
 @dataclass
@@ -39,13 +40,7 @@ def _gemm_reference(a, b, **_):
     return torch.mm(a.double(), b.double())
 
 
-_ACTIVATIONS = {
-    "none": lambda x: x,
-    "relu": F.relu,
-    "gelu": F.gelu,
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "silu": F.silu,
-}
+_ACTIVATIONS = ACTIVATIONS  # the fuzzer's, torch_memopt.testing.references
 
 
 def _linear_reference(input, weight, bias=None, *, activation="none", **_):

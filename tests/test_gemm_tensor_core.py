@@ -16,19 +16,13 @@ import torch.nn.functional as F
 
 import torch_memopt
 from conftest import requires_cuda
+from torch_memopt.testing.references import ACTIVATIONS
 
 HALF_RUNGS = ["mma", "wgmma", "wgmma_split", "gemv", "splitk"]
 RUNGS = [*HALF_RUNGS, "auto"]
 DTYPES = [pytest.param(torch.bfloat16, id="bfloat16"), pytest.param(torch.float16, id="float16")]
 TOLERANCE = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
 LAYOUTS = ["row_major_b", "col_major_b", "linear"]
-ACTIVATIONS = {
-    "none": lambda t: t,
-    "relu": F.relu,
-    "gelu": F.gelu,
-    "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
-    "silu": F.silu,
-}
 
 # (M, N, K). wgmma reads an operand through TMA only when its rows are 16-byte
 # aligned (row stride a multiple of 8 elements): K % 8 != 0 breaks A (and W), and in

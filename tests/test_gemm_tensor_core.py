@@ -211,6 +211,30 @@ def test_strided_and_misaligned_operands(rung, dtype):
 @cuda_test
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rung", RUNGS)
+def test_k_1_with_strided_size_1_dims(rung, dtype):
+    """K = 1 (issue 18's fuzz find): a transposed [M, 1] input (stride (1, M)), gemm's
+    B [1, N] with a step of 2 and W [N, 1] transposed. torch calls a size-1 dim's
+    stride anything; the kernels read a unit inner stride."""
+    require(rung)
+    failures = []
+    for M in (7, 129):
+        x = torch.randn(1, M, device="cuda", dtype=dtype).t()  # [M, 1], stride (1, M)
+        b = torch.randn(1, 2 * 40, device="cuda", dtype=dtype)[:, ::2]  # [1, 40], stride (80, 2)
+        w = torch.randn(1, 40, device="cuda", dtype=dtype).t()  # [40, 1], stride (1, 40)
+        for name, out, ref in (
+                ("gemm, stepped B", lambda: torch_memopt.gemm(x, b, variant=rung),
+                 lambda: torch.mm(x.double(), b.double())),
+                ("linear, transposed W", lambda: torch_memopt.linear(x, w, variant=rung),
+                 lambda: F.linear(x.double(), w.double()))):
+            err = rel_error(out(), ref())
+            if not err < TOLERANCE[dtype]:
+                failures.append(f"M={M} {name}: relative error {err:.2e}")
+    assert not failures, f"{rung} {dtype}:\n" + "\n".join(failures)
+
+
+@cuda_test
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rung", RUNGS)
 def test_empty_dims(rung, dtype):
     """M = 0 or N = 0: an empty result; K = 0: every output is act(0 + bias), as F.linear gives."""
     require(rung)

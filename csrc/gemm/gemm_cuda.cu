@@ -165,6 +165,18 @@ void check_rung_dtype(const char* op, const std::string& rung, const at::Tensor&
 at::Tensor with_unit_k_stride(const at::Tensor& a) {
   return a.stride(1) == 1 || a.size(1) == 1 ? a : a.contiguous();
 }
+// The tensor-core launchers read A [M, K] and W [N, K] (or B [K, N]) with a
+// unit inner stride. with_unit_k_stride and row_or_col_major keep a size-1
+// dim as it came, and `contiguous()` does not touch its stride (torch ignores
+// the strides of size-1 dims): a transposed [M, 1] input reached tma_ready
+// with stride(1) = M, and gemm's B [1, N] with a step of 2 (K = 1) was read as
+// if its columns were adjacent. A size-1 inner dim never steps, so it gets
+// stride 1 in a view; any other non-unit inner stride gets a copy.
+at::Tensor with_unit_inner_stride(const at::Tensor& t) {
+  if (t.stride(1) == 1) return t;
+  if (t.size(1) == 1) return t.as_strided({t.size(0), 1}, {t.stride(0), 1});
+  return t.contiguous();
+}
 at::Tensor row_or_col_major(const at::Tensor& b) {
   return b.stride(1) == 1 || b.stride(0) == 1 || b.size(0) == 1 || b.size(1) == 1
              ? b
@@ -214,6 +226,8 @@ void run_fp32_rung(const Rung& rung, const at::Tensor& a_in, const at::Tensor& b
   // does not have.
   const int64_t b_stride_k = K == 1 ? 1 : b.stride(0);
   const int64_t b_stride_n = N == 1 ? 1 : b.stride(1);
+  // Not reachable from any input: row_or_col_major leaves b with a unit
+  // stride, or a size-1 dim whose stride was just set to 1, or copies it.
   TORCH_INTERNAL_ASSERT(!tiled || b_stride_k == 1 || b_stride_n == 1);
   const GemmArgs args{a.const_data_ptr<float>(),
                       a.stride(0),
@@ -239,6 +253,8 @@ void run_fp32_rung(const Rung& rung, const at::Tensor& a_in, const at::Tensor& b
 at::Tensor tma_ready(const at::Tensor& t, cudaStream_t stream) {
   const int64_t rows = t.size(0), cols = t.size(1);
   if (tma_readable(t)) return t;
+  // Not reachable from any input: run_half_rung gives both operands a unit
+  // inner stride first (with_unit_inner_stride).
   TORCH_INTERNAL_ASSERT(t.stride(1) == 1);
   if (t.element_size() == 4) {  // float32 (tf32): rows padded to 4 elements by ATen's copy
     const int64_t padded = (cols + 3) / 4 * 4;
@@ -276,8 +292,8 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
     w = b.t().contiguous();
     k_major = true;
   }
-  if (a.size(1) == 1 && a.stride(1) != 1) a = a.contiguous();
-  if (w.size(1) == 1 && w.stride(1) != 1) w = w.contiguous();
+  a = with_unit_inner_stride(a);
+  w = with_unit_inner_stride(w);
   const bool tma_rung = rung.launch == launch_gemm_wgmma || rung.launch == launch_gemm_splitk ||
                         rung.launch == launch_gemm_wgmma_split;
   if (tma_rung) {

@@ -132,8 +132,9 @@ void launch_softmax(std::string rung, const SoftmaxRows& p, Capability cap) {
   // that one block's registers hold runs online under "cluster" too, unless
   // the rows are few (few_wide_rows): split over 8 CTAs it would pay two
   // cluster barriers for a few packs a thread (at 32768 x 1000 that took 20
-  // ms against online's 0.05). Widths off the 16-byte pack take both with
-  // one-element packs (softmax_narrow.cu).
+  // ms against online's 0.05). Rows off the 16-byte pack: online with the
+  // ends peeled off where peel_ready holds (softmax_peeled.cu), otherwise
+  // online and cluster with one-element packs (softmax_narrow.cu).
   if ((rung != "naive" && p.inner != 1) ||
       ((rung == "online" || rung == "cluster") && !online_ready(p) && !narrow_ready(p))) {
     rung = auto_rung(p, cap);

@@ -29,6 +29,7 @@ class Case:
     kwargs: dict
     reduction: int  # the length each output element reduces over (for the tolerance)
     description: str
+    tf32: bool = False  # run under torch.backends.cuda.matmul.allow_tf32 (fp32 GEMMs)
 
 
 def streams(seed: int, op: str, index: int) -> tuple[random.Random, torch.Generator]:
@@ -91,8 +92,9 @@ def gemm(rng, gen, device, variants):
     a = layouts.make([m, k], dtype, device, la, gen)
     b = layouts.make([k, n], dtype, device, lb, gen)
     variant = rng.choice(variants)
+    tf32 = dtype == torch.float32 and rng.random() < 0.25
     return Case("gemm", (a, b), {"variant": variant}, k,
-                f"gemm {m}x{k} @ {k}x{n} {dtype} a {la} b {lb} variant={variant}")
+                f"gemm {m}x{k} @ {k}x{n} {dtype} a {la} b {lb} variant={variant} tf32={tf32}", tf32)
 
 
 def linear(rng, gen, device, variants):
@@ -106,9 +108,10 @@ def linear(rng, gen, device, variants):
     w = layouts.make([n, k], dtype, device, lw, gen)
     bias = layouts.make([n], dtype, device, "contiguous", gen) if rng.random() < 0.5 else None
     act, variant = rng.choice(ACTIVATIONS), rng.choice(variants)
+    tf32 = dtype == torch.float32 and rng.random() < 0.25
     return Case("linear", (x, w, bias), {"activation": act, "variant": variant}, k,
                 f"linear x {lead + [k]} {lx} w [{n}, {k}] {lw} {dtype} bias={bias is not None} "
-                f"activation={act} variant={variant}")
+                f"activation={act} variant={variant} tf32={tf32}", tf32)
 
 
 def _norm_inputs(rng, gen, device):

@@ -13,6 +13,7 @@ its index and the command that runs it alone.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 import time
@@ -48,6 +49,17 @@ def repro(op: str, seed: int, index: int, device: str) -> str:
     return f"python -m torch_memopt.testing.fuzz --device {device} --op {op} --seed {seed} --case {index}"
 
 
+@contextlib.contextmanager
+def allow_tf32(enabled: bool):
+    """torch.backends.cuda.matmul.allow_tf32 set for the block (the tf32 GEMM path)."""
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+
+
 def names_the_variants(message: str) -> bool:
     """Whether a dtype refusal lists what to use instead: "variants for float16: auto,
     ..." (the GEMM ladders) or "valid variants: auto, ..."."""
@@ -69,7 +81,8 @@ def check_case(case: cases.Case, device: str) -> str | None:
     otherwise what went wrong."""
     variant = case.kwargs.get("variant", "auto")
     try:
-        got = getattr(torch_memopt, case.op)(*case.args, **case.kwargs)
+        with allow_tf32(case.tf32):
+            got = getattr(torch_memopt, case.op)(*case.args, **case.kwargs)
     except TypeError as e:
         if variant != "auto" and names_the_variants(str(e)):
             return "refused"
@@ -86,7 +99,8 @@ def check_case(case: cases.Case, device: str) -> str | None:
         else case.args[0].dtype
     if dtype != expected_dtype:
         return f"output dtype {dtype}, expected {expected_dtype}"
-    problem = references.compare(got[0], ref[0], references.tolerance(case.op, dtype, case.reduction))
+    tol = references.tolerance(case.op, dtype, case.reduction, case.tf32)
+    problem = references.compare(got[0], ref[0], tol)
     if problem is None and len(got) > 1 and not same_values(got[1].cpu(), ref[1]):
         problem = "the sum differs from input + residual"
     if problem is None and not all(g.is_contiguous() for g in got):

@@ -75,7 +75,13 @@ REFERENCES = {"gemm": gemm, "linear": linear, "layer_norm": layer_norm, "rms_nor
 _BASE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
 
-def tolerance(op: str, dtype: torch.dtype, reduction: int) -> float:
+# tf32 keeps 10 of float32's 23 mantissa bits in the products: 2^-11 each.
+_TF32 = 5e-3
+
+
+def tolerance(op: str, dtype: torch.dtype, reduction: int, tf32: bool = False) -> float:
+    if tf32 and dtype == torch.float32:
+        return _TF32
     base = _BASE[dtype]
     if op in ("gemm", "linear"):
         return base * max(1.0, math.sqrt(reduction / 64)) if dtype == torch.float32 else 2.5 * base

@@ -46,3 +46,16 @@ def dtype(request):
 def seed_per_test(request):
     """Different random inputs in every test, reproducible from the test's id."""
     torch.manual_seed(zlib.crc32(request.node.nodeid.encode()))
+
+
+# The fuzzer's per-op counts (tests/test_fuzz.py appends them), printed at the end of
+# the run so that a CI log shows how many cases ran and failed (under pytest-xdist the
+# workers' lines stay with the workers; the GPU runner prints the CLI's instead).
+FUZZ_LINES: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    if FUZZ_LINES:
+        terminalreporter.section("fuzz")
+        for line in FUZZ_LINES:
+            terminalreporter.write_line(line)

@@ -7,13 +7,14 @@ import pytest
 import torch
 
 import torch_memopt
+import conftest
 from conftest import requires_cuda
 from torch_memopt.testing import cases, fuzz, layouts
 
 
 def test_200_cases_an_op_on_the_cpu_kernels_match_float64():
     report = fuzz.run_fuzz(cases_per_op=200, seed=0, device="cpu", log=lambda line: None)
-    print("\n".join(report.lines()))
+    conftest.FUZZ_LINES.extend(report.lines())
     assert report.counts == {op: 200 for op in torch_memopt.ops.OPS}
     assert not report.failures, "\n".join(report.failures)
 
@@ -22,7 +23,7 @@ def test_200_cases_an_op_on_the_cpu_kernels_match_float64():
 @pytest.mark.cuda
 def test_100_cases_an_op_on_cuda_match_float64():
     report = fuzz.run_fuzz(cases_per_op=100, seed=0, device="cuda", log=lambda line: None)
-    print("\n".join(report.lines()))
+    conftest.FUZZ_LINES.extend(report.lines())
     assert not report.failures, "\n".join(report.failures)
 
 

@@ -1,7 +1,8 @@
 """PyTorch's own OpInfo samples (torch.testing._internal.common_methods_invocations,
 issue 18) for the ops memopt stands in for: under enable() (with memopt's CPU kernels
 on the CPU, use_cpu_kernels) every sample gives the stock op's result, memopt takes
-the samples it claims, and the error inputs still raise."""
+the samples it claims, and the error inputs still raise; the samples inside an op's
+contract give the same straight through torch.ops.memopt."""
 
 import pytest
 import torch
@@ -57,3 +58,46 @@ def test_error_inputs_still_raise(opinfo, device):
         sample = error.sample_input
         with torch_memopt.use_cpu_kernels(), torch_memopt.enable(), pytest.raises(error.error_type):
             _call(opinfo, sample)
+
+
+def _direct(name, sample):
+    """The sample as a torch.ops.memopt call, or None where it is outside the op's
+    contract (a matmul of other than two 2-D operands, a float64 softmax)."""
+    x, args, kwargs = sample.input, sample.args, sample.kwargs
+    if name in ("mm", "matmul"):
+        b = args[0]
+        return (lambda: torch.ops.memopt.gemm(x, b)) if x.dim() == 2 and b.dim() == 2 else None
+    if name == "nn.functional.linear":
+        weight, bias = args[0], args[1] if len(args) > 1 else kwargs.get("bias")
+        return (lambda: torch.ops.memopt.linear(x, weight, bias)) if x.dim() >= 1 else None
+    if name == "nn.functional.layer_norm":
+        shape, weight, bias = list(args[0]), *(list(args[1:3]) + [None, None])[:2]
+        return lambda: torch.ops.memopt.layer_norm(x, shape, weight, bias, kwargs.get("eps", 1e-5))
+    if name == "nn.functional.rms_norm":
+        shape, weight = list(args[0]), args[1] if len(args) > 1 else None
+        return lambda: torch.ops.memopt.rms_norm(x, shape, weight, kwargs.get("eps"))
+    if name in ("softmax", "nn.functional.softmax"):
+        dim = args[0] if args else kwargs.get("dim")
+        dtype = kwargs.get("dtype")
+        if dim is None or dtype not in (None, torch.float32, torch.float16, torch.bfloat16):
+            return None
+        return lambda: torch.ops.memopt.softmax(x, dim, dtype)
+    return None
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("opinfo", [o for o in OPINFOS if o.name != "addmm"], ids=_id)
+def test_samples_in_the_contract_straight_through_torch_ops_memopt(opinfo, dtype, device):
+    if dtype not in opinfo.supported_dtypes(device):
+        pytest.skip(f"{_id(opinfo)} has no {dtype} samples on {device}")
+    rtol, atol = TOLERANCE[dtype]
+    direct = 0
+    for sample in opinfo.sample_inputs(device, dtype, requires_grad=False):
+        call = _direct(opinfo.name, sample)
+        if call is None:
+            continue
+        direct += 1
+        torch.testing.assert_close(call(), _call(opinfo, sample), rtol=rtol, atol=atol,
+                                   equal_nan=True, msg=lambda m: f"{_id(opinfo)} {sample}: {m}")
+    if _id(opinfo) != "softmax.with_dtype":  # float64 only, outside the contract
+        assert direct > 0, f"no sample of {_id(opinfo)} is in memopt's contract"

@@ -1,6 +1,5 @@
 // CUDA launcher of memopt::softmax: check -> pick the rung -> lay out rows ->
 // launch on the current stream under a device guard -> check the launch.
-#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
@@ -8,8 +7,8 @@
 #include <string>
 
 #include "common/checks.h"
-#include "common/cluster_launch.cuh"
 #include "common/cuda_launch.cuh"
+#include "common/device_info.h"
 #include "common/dispatch.h"
 #include "common/kernel_registry.h"
 #include "common/variants.h"
@@ -90,9 +89,8 @@ bool peel_ready(const SoftmaxRows& p) {
 // rows 138 against 114).
 bool few_wide_rows(const SoftmaxRows& p, Capability cap, bool packed) {
   if (!hopper_only(cap) || p.inner != 1 || p.dim_size < 8192) return false;
-  const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   const int per_sm = packed || p.dim_size <= kOnlineCapacity ? 1 : 4;
-  return p.outer * kSoftmaxCluster <= static_cast<int64_t>(per_sm) * sms;
+  return p.outer * kSoftmaxCluster <= static_cast<int64_t>(per_sm) * sm_count();
 }
 
 // auto, for a softmax over the last dim: cluster for few wide rows

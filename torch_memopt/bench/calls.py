@@ -198,13 +198,19 @@ def relative_error(out, ref) -> float:
 
 
 @contextlib.contextmanager
-def fp32_matmul_without_tf32() -> Iterator[None]:
-    """Keep cuBLAS on true fp32 while timing, then restore the caller's setting: with
-    TF32 on, torch.mm in fp32 runs on tensor cores with a 10-bit mantissa, a different,
-    less accurate computation than our fp32 kernels, and no peer for them."""
+def matmul_tf32(enabled: bool) -> Iterator[None]:
+    """torch.backends.cuda.matmul.allow_tf32 set to `enabled` for the block, the
+    caller's setting restored after (also the fuzzer's switch onto the tf32 path)."""
     saved = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = enabled
     try:
         yield
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+def fp32_matmul_without_tf32() -> contextlib.AbstractContextManager:
+    """Keep cuBLAS on true fp32 while timing, then restore the caller's setting: with
+    TF32 on, torch.mm in fp32 runs on tensor cores with a 10-bit mantissa, a different,
+    less accurate computation than our fp32 kernels, and no peer for them."""
+    return matmul_tf32(False)

@@ -13,7 +13,6 @@ its index and the command that runs it alone.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import sys
 import time
@@ -21,6 +20,7 @@ import time
 import torch
 
 import torch_memopt
+from torch_memopt.bench.calls import matmul_tf32
 
 from . import cases, references
 
@@ -49,17 +49,6 @@ def repro(op: str, seed: int, index: int, device: str) -> str:
     return f"python -m torch_memopt.testing.fuzz --device {device} --op {op} --seed {seed} --case {index}"
 
 
-@contextlib.contextmanager
-def allow_tf32(enabled: bool):
-    """torch.backends.cuda.matmul.allow_tf32 set for the block (the tf32 GEMM path)."""
-    previous = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = enabled
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = previous
-
-
 def names_the_variants(message: str) -> bool:
     """Whether a dtype refusal lists what to use instead: "variants for float16: auto,
     ..." (the GEMM ladders) or "valid variants: auto, ..."."""
@@ -81,7 +70,7 @@ def check_case(case: cases.Case, device: str) -> str | None:
     otherwise what went wrong."""
     variant = case.kwargs.get("variant", "auto")
     try:
-        with allow_tf32(case.tf32):
+        with matmul_tf32(case.tf32):
             got = getattr(torch_memopt, case.op)(*case.args, **case.kwargs)
     except TypeError as e:
         if variant != "auto" and names_the_variants(str(e)):

@@ -9,9 +9,11 @@
 #   MEMOPT_BENCH_TIMEOUT  seconds the suites may take (default 1800), so that a run
 #                   cut short still packs what it wrote
 #   MEMOPT_FUZZ=N   also the differential fuzzer, N cases an op on CUDA
-#                   (python -m torch_memopt.testing.fuzz; seed MEMOPT_FUZZ_SEED, default 0)
+#                   (python -m torch_memopt.testing.fuzz; seed MEMOPT_FUZZ_SEED, default 0;
+#                   cut after MEMOPT_FUZZ_TIMEOUT seconds, default 300)
 #   MEMOPT_SANITIZE=1  compute-sanitizer memcheck and racecheck over scripts/sanitize_*.py
-#   MEMOPT_SANITIZE_SCRIPTS  which of them (default "sanitize_gemm sanitize_norms")
+#   MEMOPT_SANITIZE_SCRIPTS  which of them (default "sanitize_gemm sanitize_norms sanitize_fuzz");
+#                   each run cut after MEMOPT_SANITIZE_TIMEOUT seconds (default 300)
 #   MEMOPT_GIT_COMMIT  the commit the results JSON names (the device copy's .git is not
 #                   the code's: pass $(git rev-parse --short HEAD) from the checkout)
 # The build is skipped when csrc/ and setup.py are as they were at the last build
@@ -86,16 +88,20 @@ fi
 fuzz_lines=""
 if [ -n "$built" ] && [ -n "${MEMOPT_FUZZ:-}" ]; then
   echo "== fuzz: ${MEMOPT_FUZZ} cases an op"
-  "$PYTHON" -m torch_memopt.testing.fuzz --device cuda --cases "$MEMOPT_FUZZ" \
+  timeout "${MEMOPT_FUZZ_TIMEOUT:-300}" "$PYTHON" -m torch_memopt.testing.fuzz --device cuda --cases "$MEMOPT_FUZZ" \
     --seed "${MEMOPT_FUZZ_SEED:-0}" > "$LOG/fuzz.log" 2>&1 || status=1
-  fuzz_lines=$(grep -E "^fuzz " "$LOG/fuzz.log")
+  fuzz_lines=$(grep -E "^(fuzz|done) " "$LOG/fuzz.log")
   grep -E "^FAIL" "$LOG/fuzz.log" | head -20
 fi
 
 if [ "${MEMOPT_SANITIZE:-0}" = 1 ]; then
-  for script in ${MEMOPT_SANITIZE_SCRIPTS:-sanitize_gemm sanitize_norms}; do
+  for script in ${MEMOPT_SANITIZE_SCRIPTS:-sanitize_gemm sanitize_norms sanitize_fuzz}; do
     for tool in memcheck racecheck; do
-      compute-sanitizer --tool "$tool" "$PYTHON" "scripts/$script.py" > "$LOG/${script}_$tool.txt" 2>&1 || status=1
+      # sanitize_fuzz's argument: the cases an op (issue 18: memcheck >= 50, racecheck >= 20)
+      args=()
+      [ "$script" = sanitize_fuzz ] && { args=(50); [ "$tool" = racecheck ] && args=(20); }
+      timeout "${MEMOPT_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" \
+        "$PYTHON" "scripts/$script.py" "${args[@]}" > "$LOG/${script}_$tool.txt" 2>&1 || status=1
       echo "$script $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/${script}_$tool.txt" | tail -1), $(tail -1 "$LOG/${script}_$tool.txt")"
     done
   done

@@ -214,7 +214,9 @@ std::tuple<at::Tensor, at::Tensor> add_norm(const at::Tensor& input, const at::T
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return {p.out, sum};
   }
-  sum = at::add(input, res);
+  // Into the contiguous sum: at::add would follow a transposed input's strides,
+  // and every output of the op is contiguous (the fuzzer found it).
+  at::add_out(sum, input, res);
   const NormRows q = prepare_norm_rows(sum, row_length, weight, bias, eps);
   launch_norm<kRms>(auto_rung(q), q);
   return {q.out, sum};

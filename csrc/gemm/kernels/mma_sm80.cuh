@@ -227,10 +227,14 @@ __device__ __forceinline__ void copy_chunk(uint32_t dst, const uint16_t* src) {
 }
 
 // The first `valid` (0-8) elements from src, zeros after; src is only read
-// when valid > 0.
+// when valid > 0. A chunk cut by the operand's end (0 < valid < 8) takes the
+// two-byte loads even when aligned: compute-sanitizer's memcheck counts a
+// zero-filling cp.async as a 16-byte read whatever its source size, so a
+// [*, 257] fp16 operand's last chunk was an "invalid read" past the
+// allocation (the fuzz under memcheck, 2026-12-02). Only edge chunks pay.
 template <bool kAligned>
 __device__ __forceinline__ void copy_chunk_checked(uint32_t dst, const uint16_t* src, int valid) {
-  if constexpr (kAligned) {
+  if (kAligned && (valid == 0 || valid == 8)) {
     cp_async_16_zfill(dst, src, valid * 2);
   } else {
     uint32_t v[4];

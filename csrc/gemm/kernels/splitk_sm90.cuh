@@ -206,13 +206,12 @@ __global__ void __launch_bounds__(kThreads)
   // Each CTA of the cluster sums 1 / splits of the tile over every split's
   // partial, reading the peers' shared memory; outputs go out row-contiguous
   // (consecutive threads, consecutive n).
-  // The CTA barrier after the cluster's as well: compute-sanitizer's racecheck
-  // does not count a cluster barrier as ordering a CTA's own shared memory,
-  // and flagged this hand-off (288 hazards at 64-token tiles, 2026-12-02);
-  // one more barrier a CTA costs nothing measurable.
   namespace cg = cooperative_groups;
-  if (splits > 1) cg::this_cluster().sync();
-  __syncthreads();
+  if (splits > 1) {
+    cg::this_cluster().sync();
+  } else {
+    __syncthreads();
+  }
   float* const red = reinterpret_cast<float*>(smem);
   constexpr int kElems = kTok * kRows;
   const int per_cta = (kElems + splits - 1) / splits;

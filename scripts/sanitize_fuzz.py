@@ -33,14 +33,16 @@ def main(argv: list[str]) -> int:
         variants = torch_memopt.variants(op, "cuda")
         ran = refused = index = 0
         while ran < wanted:
-            problem = fuzz.check_case(cases.make_case(op, 0, index, "cuda", variants), "cuda")
+            case = cases.make_case(op, 0, index, "cuda", variants)
+            problem = fuzz.check_case(case, "cuda")
             if problem == "refused":
                 refused += 1
             else:
                 ran += 1
                 if problem is not None:
                     failed += 1
-                    print(f"FAIL {op} case {index}: {problem}")
+                    print(f"FAIL {op} case {index}: {case.description}: {problem}\n"
+                          f"    {fuzz.repro(op, 0, index, 'cuda')}")
             index += 1
         print(f"{op}: {ran} cases ran, {refused} refused by the variant's dtype")
     print(f"{failed} failed")

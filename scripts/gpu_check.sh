@@ -76,9 +76,10 @@ tests_line="not run"
 if [ -n "$built" ] && [ "${MEMOPT_PYTEST:-}" != skip ]; then
   echo "== tests"
   # pytest-xdist, where present, spreads the suite over 8 processes; a crashing
-  # test then fails alone instead of ending the run.
+  # test then fails alone instead of ending the run. loadgroup keeps the tests
+  # marked xdist_group("large_memory") (4-9 GiB tensors) on one worker, in turn.
   parallel=()
-  "$PYTHON" -c "import xdist" 2>/dev/null && parallel=(-n 8)
+  "$PYTHON" -c "import xdist" 2>/dev/null && parallel=(-n 8 --dist loadgroup)
   # shellcheck disable=SC2086
   "$PYTHON" -m pytest -v -rs "${parallel[@]}" ${MEMOPT_PYTEST:-} > "$LOG/tests.log" 2>&1 || status=1
   grep -E "^(FAILED|ERROR)" "$LOG/tests.log" | head -40

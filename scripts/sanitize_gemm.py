@@ -46,8 +46,11 @@ SHAPES = {
     "mma": [("aligned", 256, 256, 128), ("tails", 130, 200, 72)],
     "gemv": [("aligned", 16, 256, 128), ("tails", 3, 200, 72)],
     # 64 rows x 1024 k: 4 splits in a cluster at N = 256 (4 row tiles); tails: 3
-    # tokens, 200 rows, k 72 (a k-tile tail), one split.
-    "splitk": [("aligned", 16, 256, 1024), ("tails", 3, 200, 72)],
+    # tokens, 200 rows, k 72 (a k-tile tail), one split. The 64-token tile's fp32
+    # partial (17 KB) runs past the first stage, unlike the narrower tiles': 4 splits,
+    # 2 splits with tails (9 k-tiles), and one split (4 k-tiles).
+    "splitk": [("aligned", 16, 256, 1024), ("tails", 3, 200, 72), ("tok64", 64, 256, 1024),
+               ("tok64 tail", 40, 200, 520), ("tok64 1spl", 64, 256, 256)],
 }
 LAYOUTS = ("gemm", "linear")
 

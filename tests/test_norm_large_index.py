@@ -31,6 +31,7 @@ pytestmark = [
     requires_cuda,
     pytest.mark.cuda,
     pytest.mark.skipif(not enough_memory(), reason="needs 24 GiB of free GPU memory"),
+    pytest.mark.xdist_group("large_memory"),  # with test_gemm_large_index, one at a time
 ]
 
 

@@ -9,6 +9,7 @@
 #include "common/kernel_registry.h"
 #include "common/variants.h"
 #include "gemm/gemm_plan.h"
+#include "norm/norm_common.h"
 
 #include <exception>
 #include <string>
@@ -126,6 +127,17 @@ PyObject* set_wgmma_splits(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
+// _set_norm_peel(enabled) -> the previous setting: whether norm rows off the
+// 16-byte pack take the peeled kernel (the default) or narrower packs. For
+// the tuning script and the tests.
+PyObject* set_norm_peel(PyObject* /*self*/, PyObject* args) {
+  int enabled = 1;
+  if (!PyArg_ParseTuple(args, "p", &enabled)) return nullptr;
+  const bool previous = memopt::norm_peel();
+  memopt::set_norm_peel(enabled != 0);
+  return PyBool_FromLong(previous);
+}
+
 // _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every
 // launch from now on ((0, 0): the rule). For the tuning sweep and the tests.
 PyObject* set_wgmma_tile(PyObject* /*self*/, PyObject* args) {
@@ -155,6 +167,9 @@ PyMethodDef methods[] = {
      "dict of what auto runs"},
     {"_set_wgmma_splits", set_wgmma_splits, METH_VARARGS,
      "_set_wgmma_splits(n) -> previous: wgmma_split's K splits (0: the rule)"},
+    {"_set_norm_peel", set_norm_peel, METH_VARARGS,
+     "_set_norm_peel(enabled) -> previous: norm rows off the 16-byte pack peeled (True) or in "
+     "narrower packs"},
     {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,
      "_set_wgmma_tile(m, n) -> None: the wgmma rung's output tile ((0, 0): the rule)"},
     {nullptr, nullptr, 0, nullptr}};

@@ -10,7 +10,8 @@ warp_per_row's 8- and 16-element caches), 1000 (several rows a block), 4096,
 12288 (8 fp32 packs a thread), 30000 (past the shared-memory caches; fp32 past
 the registers: the re-read paths), 65536 (the cluster rungs with 512-thread CTAs)
 and 200000 (softmax's cluster rung with 1024-thread CTAs; past the norm cluster's
-registers). bfloat16 input at every width, float32 at the widths whose paths
+registers); 2049, 2050 and 4100 off the 16-byte pack (the peeled rows: every head
+length in turn at 2049; 4100 in fp32 is 1025 packs, a few past 256 threads' share). bfloat16 input at every width, float32 at the widths whose paths
 differ for it (8-pack threads, the re-read paths, the clusters); a contiguous
 input and a row-strided view of a wider tensor at each. The caching allocator is off
 (PYTORCH_NO_CUDA_MEMORY_CACHING=1) so memcheck sees the end of every tensor.
@@ -26,8 +27,8 @@ os.environ.setdefault("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
 import torch  # noqa: E402
 
 WIDTHS = {
-    torch.bfloat16: (33, 197, 500, 1000, 4096, 12288, 30000, 65536, 200000),
-    torch.float32: (12288, 30000, 65536, 200000),
+    torch.bfloat16: (33, 197, 500, 1000, 2049, 2050, 4096, 4100, 12288, 30000, 65536, 200000),
+    torch.float32: (2050, 4100, 12288, 30000, 65536, 200000),
 }
 
 

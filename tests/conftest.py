@@ -42,6 +42,18 @@ def dtype(request):
     return request.param
 
 
+@pytest.fixture(params=[True, False], ids=["peeled", "narrow-packs"])
+def norm_peel(request):
+    """Norm rows off the 16-byte pack through each of their two kernels: peeled
+    (16-byte packs, single-element head and tail a row; the default) and the
+    narrower packs that fit every row. The switch is process-wide: restored after."""
+    from torch_memopt import _C
+
+    previous = _C._set_norm_peel(request.param)
+    yield request.param
+    _C._set_norm_peel(previous)
+
+
 @pytest.fixture(autouse=True)
 def seed_per_test(request):
     """Different random inputs in every test, reproducible from the test's id."""

@@ -127,10 +127,13 @@ def vectorized_ran(run) -> bool:
 @pytest.mark.parametrize("fp32_params", [False, True], ids=["params-in-dtype", "fp32-params"])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
-def test_vectorized_reads_widths_off_the_16_byte_pack_with_narrower_packs(op, dtype, fp32_params):
+def test_vectorized_reads_widths_off_the_16_byte_pack_with_narrower_packs(op, dtype, fp32_params,
+                                                                         norm_peel):
     """Against float64, every width of NARROW_SHAPES, contiguous and as a slice starting
     one element in (every row 2 or 4 bytes off a 16-byte boundary: an odd row stride);
-    vectorized must run its own kernel there, not hand the rows to block_smem."""
+    vectorized must run its own kernel there, not hand the rows to block_smem. Peeled
+    (contiguous rows of an odd width: each row's head a different length) and in narrow
+    packs (the offset slice always: its rows sit off 16 bytes unlike the output's)."""
     failures = []
     param_dtype = torch.float32 if fp32_params else dtype
     for rows, n in NARROW_SHAPES:

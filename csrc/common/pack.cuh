@@ -32,3 +32,35 @@ inline int row_vecs(int64_t row_packs, int64_t element_size) {
 }
 
 }  // namespace memopt
+
+namespace memopt {
+
+// A Pack from an address aligned only to `align_bytes` (16, 8, 4 or 2; the
+// same across a warp, so no lane diverges): words of that size, as many as
+// the pack holds. The peeled norm rows read their weight and bias this way,
+// at the row's head offset, while x and y stream in aligned 16-byte packs
+// (the parameters are 1 / rows of the traffic, hits in L1 after the first row).
+template <typename P>
+__device__ __forceinline__ P load_pack_aligned_to(const void* src, int align_bytes) {
+  P out;
+  const auto copy = [&](auto word) {
+    using W = decltype(word);
+    static_assert(sizeof(P) % sizeof(W) == 0, "a pack is whole words");
+    const W* s = static_cast<const W*>(src);
+    W* d = reinterpret_cast<W*>(&out);
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(sizeof(P) / sizeof(W)); ++i) d[i] = s[i];
+  };
+  if (align_bytes % 16 == 0) {
+    copy(uint4{});
+  } else if (align_bytes % 8 == 0) {
+    copy(uint2{});
+  } else if (align_bytes % 4 == 0) {
+    copy(uint32_t{});
+  } else {
+    copy(uint16_t{});
+  }
+  return out;
+}
+
+}  // namespace memopt

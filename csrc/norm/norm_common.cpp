@@ -2,8 +2,8 @@
 
 #include <ATen/ops/empty.h>
 
+#include <atomic>
 #include <limits>
-
 
 namespace memopt {
 
@@ -30,5 +30,12 @@ NormRows prepare_norm_rows(const at::Tensor& input, int64_t row_length,
   if (has_bias) rows.bias = bias->to(param_dtype).contiguous();
   return rows;
 }
+
+namespace {
+std::atomic<bool> g_norm_peel{true};
+}  // namespace
+
+bool norm_peel() { return g_norm_peel.load(std::memory_order_relaxed); }
+void set_norm_peel(bool enabled) { g_norm_peel.store(enabled); }
 
 }  // namespace memopt

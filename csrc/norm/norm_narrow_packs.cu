@@ -1,7 +1,8 @@
-// The vectorized norm kernel at pack widths under 16 bytes (8, 4, 2), for rows
-// whose width, stride or pointers break the 16-byte pack: N = 2050 or 4100 in
-// bf16, N % 4 != 0 in fp32, a slice starting off a 16-byte boundary. This file
-// picks the widest pack that fits; norm_packs_{8,4,2}.cu hold the kernels.
+// Rows whose width, stride or pointers break the 16-byte pack: N = 2050 or
+// 4100 in bf16, N % 4 != 0 in fp32, a slice starting off a 16-byte boundary.
+// The peeled kernel (norm_packs_peeled.cu) where every row's outputs sit as
+// far off 16 bytes as its inputs; else the vectorized kernel at the widest
+// pack under 16 bytes (8, 4, 2) that fits (norm_packs_{8,4,2}.cu).
 #include "norm/norm_narrow_packs.h"
 #include "norm/norm_vectorized_launch.cuh"
 
@@ -19,7 +20,10 @@ bool launch_norm_narrow_packs(const NormRows& p, cudaStream_t stream, const at::
       launch_norm_packs<kRms, kBytes, false>(p, stream, residual, sum);
     }
   };
-  if (packs_fit(p, 8, residual, sum)) {
+  if (norm_peel() && peel_fits(p, residual, sum)) {
+    add ? launch_norm_peeled<kRms, true>(p, stream, residual, sum)
+        : launch_norm_peeled<kRms, false>(p, stream, residual, sum);
+  } else if (packs_fit(p, 8, residual, sum)) {
     launch(std::integral_constant<int, 8>{});
   } else if (packs_fit(p, 4, residual, sum)) {
     launch(std::integral_constant<int, 4>{});

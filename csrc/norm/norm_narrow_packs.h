@@ -34,9 +34,24 @@ MEMOPT_NORM_PACKS(false, 2, false)
 MEMOPT_NORM_PACKS(true, 2, false)
 #undef MEMOPT_NORM_PACKS
 
-// The norm through the vectorized kernel with the widest pack of 8, 4 or 2
-// bytes that fits `p` (norm_narrow_packs.cu picks it): for rows the 16-byte
-// pack cannot read. False, with nothing launched, when none fits (float32
+// The peeled kernel (16-byte packs, single-element head and tail a row:
+// norm_packs_peeled.cu), where peel_fits(p, residual, sum).
+template <bool kRms, bool kAdd>
+void launch_norm_peeled(const NormRows& p, cudaStream_t stream, const at::Tensor& residual,
+                        const at::Tensor& sum);
+#define MEMOPT_NORM_PEELED(kRms, kAdd)                                                \
+  extern template void launch_norm_peeled<kRms, kAdd>(const NormRows&, cudaStream_t, \
+                                                      const at::Tensor&, const at::Tensor&);
+MEMOPT_NORM_PEELED(false, false)
+MEMOPT_NORM_PEELED(true, false)
+MEMOPT_NORM_PEELED(false, true)
+MEMOPT_NORM_PEELED(true, true)
+#undef MEMOPT_NORM_PEELED
+
+// The norm for rows the 16-byte pack cannot read whole: the peeled kernel
+// where peel_fits (and norm_peel(), the default), else the vectorized kernel
+// with the widest pack of 8, 4 or 2 bytes that fits `p` (norm_narrow_packs.cu
+// picks it). False, with nothing launched, when none fits (float32
 // rows always fit 4-byte packs; 16-bit ones 2-byte packs, unless a pointer is
 // odd). With `residual` and `sum` defined, the fused add + norm, 8- and 4-byte
 // packs only.

@@ -42,16 +42,36 @@ inline bool packs_fit(const NormRows& p, int64_t bytes, const at::Tensor& residu
          aligned(p.bias, param_bytes);
 }
 
+// Whether the peeled kernel (kPeel) can read `p`: every row of the output (and
+// of `residual` and `sum`) as far off a 16-byte boundary as the same row of
+// the input, so that one head aligns them all; fewer than 2^30 packs a row.
+// Any width, any element-aligned pointer, any parameter alignment.
+inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
+                      const at::Tensor& sum = {}) {
+  const int64_t elem = static_cast<int64_t>(p.input.element_size());
+  const auto addr = [](const at::Tensor& t) {
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16);
+  };
+  const int64_t in_at = addr(p.input);
+  // Row r of the input starts (in_at + r * in_stride * elem) mod 16 off, of an
+  // output-shaped tensor t (addr(t) + r * row_length * elem): equal for every
+  // r when the starts and the row steps agree mod 16.
+  const bool steps_agree = ((p.in_stride - p.row_length) * elem) % 16 == 0;
+  const auto same_rows = [&](const at::Tensor& t) { return !t.defined() || addr(t) == in_at; };
+  return (elem == 2 || elem == 4) && steps_agree && same_rows(p.out) && same_rows(residual) &&
+         same_rows(sum) && p.row_length / (16 / elem) < (int64_t{1} << 30);
+}
+
 // kAdd: the fused add + norm, reading `residual` and writing `sum` beside
 // the normalized output.
 template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd,
-          int kVecs = kRowVecs, int kPackBytes = 16>
+          int kVecs = kRowVecs, int kPackBytes = 16, bool kPeel = false>
 void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::Tensor& sum,
                        cudaStream_t stream) {
   constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
   constexpr int64_t kRowsPerBlock = kBlock / kThreads;
   const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
-  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes>
+  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes, kPeel>
       <<<blocks, kBlock, 0, stream>>>(
           p.input.const_data_ptr<scalar_t>(),
           p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
@@ -61,10 +81,25 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
           kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr);
 }
 
+// The threads a row needs to keep its packs, kVecs a thread, counted down to
+// the power of two below when the row is only a few packs past it (at most
+// one an eighth of its threads): those few re-read the extra packs. N = 4100
+// in fp32 is 1025 packs; 512 threads, two packs each, ran 16384 x 4100
+// rms_norm at 77% of 4096's GB/s (H200, 2026-12-02).
+inline int64_t row_threads(int64_t packs, int64_t vecs) {
+  const int64_t needed = ceil_div<int64_t>(packs, vecs);
+  int64_t below = 32;
+  while (below * 2 < needed) below *= 2;
+  return needed > below && packs - below * vecs <= below / 8 ? below : needed;
+}
+
 // The fewest threads a row (32 ... 1024) whose packs each hold it. A thread
 // keeps the values the 16-byte kernel keeps (kRowVecs packs of 16 bytes, or
 // kWideRowVecs for wide fp32 rows): 16 / kPackBytes times as many packs.
-template <typename scalar_t, typename param_t, bool kRms, bool kAdd = false, int kPackBytes = 16>
+// kPeel: 16-byte packs with each row's head and tail as single elements
+// (peel_fits says when).
+template <typename scalar_t, typename param_t, bool kRms, bool kAdd = false, int kPackBytes = 16,
+          bool kPeel = false>
 void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
                              const at::Tensor& residual = {}, const at::Tensor& sum = {}) {
   constexpr int kScale = 16 / kPackBytes;
@@ -74,18 +109,18 @@ void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
     // row_vecs counts 16-byte packs: the same threshold in values.
     if (row_vecs(packs / kScale, sizeof(scalar_t)) == kWideRowVecs) {
       if (packs <= 512 * kWideVecs) {
-        return launch_vectorized<scalar_t, param_t, kRms, 512, false, kWideVecs, kPackBytes>(
+        return launch_vectorized<scalar_t, param_t, kRms, 512, false, kWideVecs, kPackBytes, kPeel>(
             p, residual, sum, stream);
       }
-      return launch_vectorized<scalar_t, param_t, kRms, 1024, false, kWideVecs, kPackBytes>(
+      return launch_vectorized<scalar_t, param_t, kRms, 1024, false, kWideVecs, kPackBytes, kPeel>(
           p, residual, sum, stream);
     }
   }
   const auto launch = [&](auto threads) {
-    launch_vectorized<scalar_t, param_t, kRms, decltype(threads)::value, kAdd, kVecs, kPackBytes>(
-        p, residual, sum, stream);
+    launch_vectorized<scalar_t, param_t, kRms, decltype(threads)::value, kAdd, kVecs, kPackBytes,
+                      kPeel>(p, residual, sum, stream);
   };
-  const int64_t threads = ceil_div<int64_t>(packs, kVecs);
+  const int64_t threads = row_threads(packs, kVecs);
   if (threads <= 32) return launch(std::integral_constant<int, 32>{});
   if (threads <= 64) return launch(std::integral_constant<int, 64>{});
   if (threads <= 128) return launch(std::integral_constant<int, 128>{});
@@ -94,8 +129,8 @@ void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
   // ptxas spilled 84-132 bytes), so it stops at 512 and re-reads its sum
   // past the registers.
   if (threads <= 512 || kAdd) return launch(std::integral_constant<int, 512>{});
-  launch_vectorized<scalar_t, param_t, kRms, 1024, false, kVecs, kPackBytes>(p, residual, sum,
-                                                                             stream);
+  launch_vectorized<scalar_t, param_t, kRms, 1024, false, kVecs, kPackBytes, kPeel>(
+      p, residual, sum, stream);
 }
 
 // The vectorized norm at one pack width under 16 bytes, every dtype and

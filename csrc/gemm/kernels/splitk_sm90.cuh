@@ -152,6 +152,12 @@ __global__ void __launch_bounds__(kThreads)
         if (++stage == kStages) stage = 0, phase ^= 1;
       }
     }
+    // The warp whole again before the CTA (or cluster) barrier below: its
+    // other 31 threads skipped the loop. compute-sanitizer's racecheck saw
+    // thread 128's reads of the partial tile unordered with the consumers'
+    // writes without it (608 RAW hazards at 1, 2 and 4 splits, H200,
+    // 2026-12-02); the barrier's .aligned form asks for a converged warp.
+    __syncwarp();
   } else {
     const int t = threadIdx.x;
     int stage = 0;

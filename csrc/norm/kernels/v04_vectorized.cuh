@@ -24,6 +24,16 @@
 // before, reads 2 bytes a thread an instruction with a shared-memory round
 // trip (16384 x 2050 rms_norm at 0.70x the best peer, issue 17).
 //
+// kPeel: 16-byte packs for any width. A row of N = 4100 bf16 starts 8 bytes
+// off a 16-byte boundary every other row, so 8-byte packs were the widest
+// that fit every row (16384 x 4100 rms_norm at 2.93 TB/s against 3.82 at
+// 4096, issue 17). Peeled, each row's first `head` elements (up to the first
+// 16-byte boundary of x) and its last `tail` ones (past the last whole pack)
+// are single elements, one a thread in the row's first threads, and the rest
+// streams in aligned 16-byte packs. The output, residual and sum rows must
+// sit as far off 16 bytes as x's (the launcher checks); weight and bias are
+// read at the head offset with the widest words their alignment allows.
+//
 // kAdd (the fused add_layer_norm / add_rms_norm): the row is input +
 // residual, rounded to scalar_t as `input + residual` would be; the kernel
 // writes that sum (its second output) while loading, and normalizes it. One
@@ -82,7 +92,7 @@ __device__ __forceinline__ float cluster_total(float cta_total, float* slot) {
 }
 
 template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd = false,
-          int kCluster = 1, int kNormVecs = kRowVecs, int kPackBytes = 16>
+          int kCluster = 1, int kNormVecs = kRowVecs, int kPackBytes = 16, bool kPeel = false>
 __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads,
                                   kAdd ? 1 : kNormVecMinBlocksPerSm<kThreads>)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
@@ -98,6 +108,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   using XPack = Pack<scalar_t, kVec>;
   using PPack = Pack<param_t, kVec>;
   static_assert(kCluster == 1 || kRowsPerBlock == 1, "a cluster splits one row a CTA group");
+  static_assert(!kPeel || (kCluster == 1 && kPackBytes == 16), "peeled rows: one CTA, 16-byte packs");
   __shared__ float scratch[kBlock / 32];
   __shared__ float cta_part[2];  // kCluster > 1: this CTA's sum and sum of squares
 
@@ -107,10 +118,19 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
                                          threadIdx.x / kThreads;
   // Rows past the end still take part in the block's barriers.
   const bool active = row < rows;
+  // kPeel: the elements before x's first 16-byte boundary in this row (at most
+  // the row), then whole packs, then the tail; 0, all packs, 0 otherwise.
+  int head = 0;
+  if constexpr (kPeel) {
+    const auto addr = reinterpret_cast<uintptr_t>(x + row * in_stride);
+    const int64_t to_boundary = static_cast<int64_t>((16 - addr % 16) % 16 / sizeof(scalar_t));
+    head = active ? static_cast<int>(to_boundary < row_length ? to_boundary : row_length) : 0;
+  }
   // Pack indices within a row are 32-bit (the launcher sends rows of 2^30
   // packs or more to block_smem); only the row offsets below need 64 bits. With
   // 64-bit pack indices the fp32 kernels took 78-86 registers a thread.
-  const int row_packs = active ? static_cast<int>(row_length / kVec) : 0;
+  const int row_packs = active ? static_cast<int>((row_length - head) / kVec) : 0;
+  const int tail = active ? static_cast<int>(row_length - head) - row_packs * kVec : 0;
   // This CTA's packs of the row, [first, end): all of them, or its rank's slice.
   int rank = 0;
   if constexpr (kCluster > 1) rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
@@ -118,10 +138,11 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   const int first = kCluster > 1 ? rank * per_cta : 0;
   const int end = kCluster > 1 ? min(row_packs, first + per_cta) : row_packs;
   // Input rows in_stride apart (a multiple of the pack), everything else contiguous.
-  const XPack* xr = reinterpret_cast<const XPack*>(x + row * in_stride);
-  XPack* yr = reinterpret_cast<XPack*>(y + row * row_length);
-  const XPack* rr = kAdd ? reinterpret_cast<const XPack*>(residual + row * row_length) : nullptr;
-  XPack* sr = kAdd ? reinterpret_cast<XPack*>(sum_out + row * row_length) : nullptr;
+  const XPack* xr = reinterpret_cast<const XPack*>(x + row * in_stride + head);
+  XPack* yr = reinterpret_cast<XPack*>(y + row * row_length + head);
+  const XPack* rr =
+      kAdd ? reinterpret_cast<const XPack*>(residual + row * row_length + head) : nullptr;
+  XPack* sr = kAdd ? reinterpret_cast<XPack*>(sum_out + row * row_length + head) : nullptr;
   // kAdd: a + b rounded to scalar_t (as `input + residual`), stored as pack
   // pk of sum_out, in fp32 into v.
   const auto add_pack = [&](int pk, const XPack& a, const XPack& b, float (&v)[kVec]) {
@@ -185,6 +206,33 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += cache[k][j];
   }
+  // kPeel: this thread's head element (edge 0, threads t < head) and tail
+  // element (edge 1, t < tail), in fp32. Their row indices are recomputed at
+  // each use rather than kept: under the 64-register cap, keeping them (and
+  // the parameters' alignments) cost the peeled rms_norm 16-56 bytes of stack
+  // and 3-5% of its speed against the narrow packs (H200, 2026-12-02).
+  const auto has_edge = [&](int i) { return i == 0 ? t < head : t < tail; };
+  const auto edge_index = [&](int i) -> int64_t {
+    return i == 0 ? t : head + static_cast<int64_t>(row_packs) * kVec + t;
+  };
+  float edge[2] = {0.f, 0.f};
+  if constexpr (kPeel) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      if (!has_edge(i)) continue;
+      const int64_t e = edge_index(i);
+      const scalar_t a = x[row * in_stride + e];
+      if constexpr (kAdd) {
+        const scalar_t s = static_cast<scalar_t>(static_cast<float>(a) +
+                                                 static_cast<float>(residual[row * row_length + e]));
+        sum_out[row * row_length + e] = s;
+        edge[i] = static_cast<float>(s);
+      } else {
+        edge[i] = static_cast<float>(a);
+      }
+      sum += edge[i];
+    }
+  }
   for (int pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
     float v[kVec];
     load(pk, v, true);
@@ -215,16 +263,35 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       sq += d * d;
     }
   }
+  if constexpr (kPeel) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const float d = edge[i] - mean;
+      if (has_edge(i)) sq += d * d;
+    }
+  }
   float sq_total = group_sum<kWarpsPerRow, kWarps>(sq, scratch);
   if constexpr (kCluster > 1) sq_total = cluster_total<kCluster>(sq_total, &cta_part[1]);
   const float inv_std = rsqrtf(sq_total / n + eps);
   // No CTA leaves while a peer may still read its partials.
   if constexpr (kCluster > 1) cooperative_groups::this_cluster().sync();
 
+  // kPeel: the parameters' packs start `head` elements in, aligned to what
+  // that leaves (the same for every thread of the row).
+  const param_t* const wr = weight != nullptr ? weight + head : nullptr;
+  const param_t* const br = bias != nullptr ? bias + head : nullptr;
+  const auto param_pack = [&](const param_t* q, int pk) {
+    // (q + pk packs is as far off 16 bytes as q: a pack is 16 or 32 bytes)
+    if constexpr (kPeel) {
+      return load_pack_aligned_to<PPack>(q + pk * kVec,
+                                         static_cast<int>(reinterpret_cast<uintptr_t>(q) % 16));
+    }
+    return reinterpret_cast<const PPack*>(q)[pk];
+  };
   const auto write = [&](int pk, const float (&in)[kVec]) {
     PPack w{}, b{};
-    if (weight != nullptr) w = reinterpret_cast<const PPack*>(weight)[pk];
-    if (bias != nullptr) b = reinterpret_cast<const PPack*>(bias)[pk];
+    if (wr != nullptr) w = param_pack(wr, pk);
+    if (br != nullptr) b = param_pack(br, pk);
     XPack out;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
@@ -244,6 +311,16 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     float in[kVec];
     load(pk, in, false);
     write(pk, in);
+  }
+  if constexpr (kPeel) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      if (has_edge(i)) {
+        const int64_t e = edge_index(i);
+        y[row * row_length + e] =
+            static_cast<scalar_t>(normalize(edge[i], mean, inv_std, weight, bias, e));
+      }
+    }
   }
 }
 

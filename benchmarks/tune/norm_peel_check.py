@@ -1,0 +1,101 @@
+"""The norms at widths off the 16-byte pack, peeled (16-byte packs, a single-element
+head and tail a row) against the narrower packs that fit every row, beside their aligned
+neighbour (2050 by 2048, 4100 by 4096), Liger-Kernel where it is importable, and the copy
+ceiling, same process, same inputs (issue 17: "each choice is measured, and the chooser
+keeps the faster"). The switch is ``torch_memopt._C._set_norm_peel``.
+
+    python benchmarks/tune/norm_peel_check.py [--out norm_peel.json] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import torch
+
+import torch_memopt
+from torch_memopt import _C
+from torch_memopt.bench import calls, peers
+from torch_memopt.bench.timing import copy_gbps, kernel_ms
+
+OPS = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm")
+# (rows, off-pack width, its aligned neighbour)
+SHAPES = [(16384, 4100, 4096), (4096, 4100, 4096), (16384, 2050, 2048), (512, 2050, 2048),
+          (4096, 6150, 6144), (16384, 1025, 1024)]
+QUICK = [(16384, 4100, 4096), (16384, 2050, 2048)]
+
+
+def liger_us(op, inputs, options):
+    if not peers.serves("liger", op, torch.device("cuda")):
+        return None
+    try:
+        call = peers.build("liger", op, options, torch.device("cuda"))
+    except peers.Unavailable:
+        return None
+    return kernel_ms(lambda: call(*inputs)) * 1e3
+
+
+def measure(op, dtype, rows, n, options):
+    """Times (us) and errors of one off-pack case; GB/s from calls.work's bytes."""
+    inputs = calls.make_inputs(op, calls.rows_shape(rows, n), dtype, "cuda", options)
+    ref = calls.reference(op, inputs, options)
+    ours = calls.ours(op, "auto", options)
+    record = {"op": op, "dtype": calls.dtype_name(dtype), "rows": rows, "N": n, "us": {},
+              "rel_err": {}}
+    for name, peel in (("peeled", True), ("narrow", False)):
+        previous = _C._set_norm_peel(peel)
+        try:
+            record["rel_err"][name] = calls.relative_error(ours(*inputs), ref)
+            record["us"][name] = kernel_ms(lambda: ours(*inputs)) * 1e3
+        finally:
+            _C._set_norm_peel(previous)
+    liger = liger_us(op, inputs, options)
+    if liger is not None:
+        record["us"]["liger"] = liger
+    _, nbytes = calls.work(op, calls.rows_shape(rows, n), dtype, options)
+    record["gbps"] = {k: nbytes / (us * 1e-6) / 1e9 for k, us in record["us"].items()}
+    return record
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--quick", action="store_true", help="two shapes, bf16 only")
+    args = parser.parse_args(argv)
+    copy = copy_gbps(torch.device("cuda"))
+    records, bad = [], 0
+    shapes = QUICK if args.quick else SHAPES
+    dtypes = (torch.bfloat16,) if args.quick else (torch.bfloat16, torch.float32)
+    print(f"copy {copy:.0f} GB/s")
+    print(f"{'op':<15}{'dtype':<9}{'shape':<12}{'peeled':>8}{'narrow':>8}{'aligned':>8}"
+          f"{'liger':>8}  GB/s; peeled/narrow, peeled/liger")
+    for dtype in dtypes:
+        for op in OPS:
+            options = {}
+            for rows, n, aligned in shapes:
+                rec = measure(op, dtype, rows, n, options)
+                neighbour = measure(op, dtype, rows, aligned, options)
+                rec["aligned_gbps"] = neighbour["gbps"]["peeled"]
+                rec["copy_gbps"] = copy
+                tol = calls.tolerance(op, dtype)
+                bad += sum(not err < tol for err in rec["rel_err"].values())
+                records.append(rec)
+                g = rec["gbps"]
+                liger = g.get("liger")
+                ratio = f"{rec['us']['liger'] / rec['us']['peeled']:.2f}" if liger else "-"
+                print(f"{op:<15}{rec['dtype']:<9}{f'{rows}x{n}':<12}{g['peeled']:8.0f}"
+                      f"{g['narrow']:8.0f}{rec['aligned_gbps']:8.0f}"
+                      f"{(f'{liger:8.0f}' if liger else '       -')}  "
+                      f"x{rec['us']['narrow'] / rec['us']['peeled']:.2f}, x{ratio}", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "memopt": torch_memopt.__version__ if hasattr(torch_memopt, "__version__")
+                       else None, "records": records}, f, indent=1)
+    print(f"{bad} outputs past tolerance" if bad else "all outputs within tolerance")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -127,15 +127,21 @@ PyObject* set_wgmma_splits(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
-// _set_norm_peel(enabled) -> the previous setting: whether norm rows off the
-// 16-byte pack take the peeled kernel (the default) or narrower packs. For
-// the tuning script and the tests.
+// _set_norm_peel(mode) -> the previous mode: which kernel norm rows off the
+// 16-byte pack take: 0 the narrow packs, 1 the measured rule (the default),
+// 2 the peeled kernel wherever it fits. For the tuning script and the tests.
 PyObject* set_norm_peel(PyObject* /*self*/, PyObject* args) {
-  int enabled = 1;
-  if (!PyArg_ParseTuple(args, "p", &enabled)) return nullptr;
-  const bool previous = memopt::norm_peel();
-  memopt::set_norm_peel(enabled != 0);
-  return PyBool_FromLong(previous);
+  int mode = 1;
+  if (!PyArg_ParseTuple(args, "i", &mode)) return nullptr;
+  if (mode < 0 || mode > 2) {
+    PyErr_Format(PyExc_ValueError,
+                 "_set_norm_peel: expected 0 (narrow packs), 1 (the rule) or 2 (peeled), got %d",
+                 mode);
+    return nullptr;
+  }
+  const auto previous = static_cast<int>(memopt::norm_peel());
+  memopt::set_norm_peel(static_cast<memopt::NormPeel>(mode));
+  return PyLong_FromLong(previous);
 }
 
 // _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every
@@ -168,8 +174,8 @@ PyMethodDef methods[] = {
     {"_set_wgmma_splits", set_wgmma_splits, METH_VARARGS,
      "_set_wgmma_splits(n) -> previous: wgmma_split's K splits (0: the rule)"},
     {"_set_norm_peel", set_norm_peel, METH_VARARGS,
-     "_set_norm_peel(enabled) -> previous: norm rows off the 16-byte pack peeled (True) or in "
-     "narrower packs"},
+     "_set_norm_peel(mode) -> previous: norm rows off the 16-byte pack in narrow packs (0), by "
+     "the rule (1) or peeled (2)"},
     {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,
      "_set_wgmma_tile(m, n) -> None: the wgmma rung's output tile ((0, 0): the rule)"},
     {nullptr, nullptr, 0, nullptr}};

@@ -42,15 +42,16 @@ def dtype(request):
     return request.param
 
 
-@pytest.fixture(params=[True, False], ids=["peeled", "narrow-packs"])
+@pytest.fixture(params=[2, 0], ids=["peeled", "narrow-packs"])
 def norm_peel(request):
-    """Norm rows off the 16-byte pack through each of their two kernels: peeled
-    (16-byte packs, single-element head and tail a row; the default) and the
-    narrower packs that fit every row. The switch is process-wide: restored after."""
+    """Norm rows off the 16-byte pack through each of their two kernels, forced: peeled
+    (16-byte packs, single-element head and tail a row) wherever it fits, and the
+    narrower packs that fit every row (auto's rule picks between them). True when the
+    peel is forced. The switch is process-wide: restored after."""
     from torch_memopt import _C
 
     previous = _C._set_norm_peel(request.param)
-    yield request.param
+    yield request.param == 2
     _C._set_norm_peel(previous)
 
 

@@ -2,7 +2,8 @@
 head and tail a row) against the narrower packs that fit every row, beside their aligned
 neighbour (2050 by 2048, 4100 by 4096), Liger-Kernel where it is importable, and the copy
 ceiling, same process, same inputs (issue 17: "each choice is measured, and the chooser
-keeps the faster"). The switch is ``torch_memopt._C._set_norm_peel``.
+keeps the faster"). The switch is ``torch_memopt._C._set_norm_peel`` (2 forces the peel,
+0 the narrow packs; auto's rule in norm_narrow_packs.cu is read off this script's table).
 
     python benchmarks/tune/norm_peel_check.py [--out norm_peel.json] [--quick]
 """
@@ -43,7 +44,7 @@ def measure(op, dtype, rows, n, options):
     ours = calls.ours(op, "auto", options)
     record = {"op": op, "dtype": calls.dtype_name(dtype), "rows": rows, "N": n, "us": {},
               "rel_err": {}}
-    for name, peel in (("peeled", True), ("narrow", False)):
+    for name, peel in (("peeled", 2), ("narrow", 0)):
         previous = _C._set_norm_peel(peel)
         try:
             record["rel_err"][name] = calls.relative_error(ours(*inputs), ref)

@@ -32,10 +32,10 @@ NormRows prepare_norm_rows(const at::Tensor& input, int64_t row_length,
 }
 
 namespace {
-std::atomic<bool> g_norm_peel{true};
+std::atomic<NormPeel> g_norm_peel{NormPeel::kRule};
 }  // namespace
 
-bool norm_peel() { return g_norm_peel.load(std::memory_order_relaxed); }
-void set_norm_peel(bool enabled) { g_norm_peel.store(enabled); }
+NormPeel norm_peel() { return g_norm_peel.load(std::memory_order_relaxed); }
+void set_norm_peel(NormPeel mode) { g_norm_peel.store(mode); }
 
 }  // namespace memopt

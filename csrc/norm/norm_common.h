@@ -31,11 +31,13 @@ NormRows prepare_norm_rows(const at::Tensor& input, int64_t row_length,
                            const std::optional<at::Tensor>& weight,
                            const std::optional<at::Tensor>& bias, std::optional<double> eps);
 
-// Whether rows off the 16-byte pack take the peeled kernel (16-byte packs,
-// single-element head and tail: the default) or the narrower packs that fit
-// every row. A process-wide switch for the tuning script and the tests that
-// compare the two (torch_memopt._C._set_norm_peel).
-bool norm_peel();
-void set_norm_peel(bool enabled);
+// Which kernel rows off the 16-byte pack take, where both can read them: the
+// peeled one (16-byte packs, single-element head and tail a row) or the
+// narrower packs that fit every row. kRule, the default, is norm_narrow_packs.cu's
+// measured choice; the other two force one kernel, for the tuning script and
+// the tests that check both (torch_memopt._C._set_norm_peel).
+enum class NormPeel : int { kNarrow = 0, kRule = 1, kAlways = 2 };
+NormPeel norm_peel();
+void set_norm_peel(NormPeel mode);
 
 }  // namespace memopt

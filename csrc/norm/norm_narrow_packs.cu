@@ -8,6 +8,28 @@
 
 namespace memopt {
 
+// The rule, from benchmarks/tune/norm_peel_check.py (H200, 2026-12-02,
+// benchmarks/results/tune/norm_peel_h200.json): the peeled kernel, except where
+// 8-byte packs fit and the op is not a 16-bit rms_norm. Under the registers'
+// cap the peel costs layer_norm (its bias), the fused adds and fp32 rows a few
+// points, which the 8-byte packs (whole sectors too) do not pay: peeled ÷
+// narrow at 16384 x 4100 bf16 0.93 layer_norm, 0.97 add_rms_norm, 0.94
+// add_layer_norm; fp32 4096 x 6150 0.84-0.97. Where only 4- or 2-byte packs
+// fit, the peel wins: 16384 x 2050 bf16 1.00-1.19, x 1025 1.39-2.61, fp32 x
+// 1025 1.03-1.16; 16-bit rms_norm wins everywhere (1.06-2.61, 1.09 at 4100).
+namespace {
+
+template <bool kRms>
+bool take_peel(const NormRows& p, const at::Tensor& residual, const at::Tensor& sum) {
+  const NormPeel mode = norm_peel();
+  if (mode == NormPeel::kNarrow || !peel_fits(p, residual, sum)) return false;
+  if (mode == NormPeel::kAlways) return true;
+  const bool plain_16_bit_rms = kRms && !residual.defined() && p.input.element_size() == 2;
+  return plain_16_bit_rms || !packs_fit(p, 8, residual, sum);
+}
+
+}  // namespace
+
 template <bool kRms>
 bool launch_norm_narrow_packs(const NormRows& p, cudaStream_t stream, const at::Tensor& residual,
                               const at::Tensor& sum) {
@@ -20,7 +42,7 @@ bool launch_norm_narrow_packs(const NormRows& p, cudaStream_t stream, const at::
       launch_norm_packs<kRms, kBytes, false>(p, stream, residual, sum);
     }
   };
-  if (norm_peel() && peel_fits(p, residual, sum)) {
+  if (take_peel<kRms>(p, residual, sum)) {
     add ? launch_norm_peeled<kRms, true>(p, stream, residual, sum)
         : launch_norm_peeled<kRms, false>(p, stream, residual, sum);
   } else if (packs_fit(p, 8, residual, sum)) {

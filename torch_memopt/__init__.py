@@ -26,6 +26,12 @@ from torch_memopt.kernel_info import kernel_info
 from torch_memopt._routing import use_cpu_kernels
 from torch_memopt.patch import enable, last_report, optimize_
 
+import torch.distributed as _distributed
+
+if _distributed.is_available():
+    # DTensor sharding rules for the ops (tensor-parallel models, issue 19)
+    from torch_memopt import sharding  # noqa: F401
+
 __all__ = [
     "add_layer_norm",
     "add_rms_norm",

@@ -7,6 +7,11 @@ CUDA (when this build has CUDA kernels) and on the CPU. The CPU kernels are refe
 kernels, correct but not fast, so calls on CPU tensors go to the stock op unless
 ``use_cpu_kernels()`` is active (tests, and CPU-only builds that want to exercise the
 ops).
+
+DTensors (tensor-parallel models) pass through the same checks: their dtype, device
+type and ``requires_grad`` are their local shards', and the op then runs under the
+sharding rules of torch_memopt/sharding.py, which take any placement (redistributing
+where no rule fits).
 """
 from __future__ import annotations
 

@@ -29,8 +29,15 @@ from torch_memopt.patch import enable, last_report, optimize_
 import torch.distributed as _distributed
 
 if _distributed.is_available():
-    # DTensor sharding rules for the ops (tensor-parallel models, issue 19)
-    from torch_memopt import sharding  # noqa: F401
+    # DTensor sharding rules for the ops (tensor-parallel models, issue 19). A torch
+    # without DTensor's register_sharding (before 2.5) keeps the ops working elsewhere.
+    try:
+        from torch_memopt import sharding  # noqa: F401
+    except ImportError as _exc:
+        import warnings as _warnings
+
+        _warnings.warn(f"torch_memopt: no DTensor sharding rules ({_exc}); memopt ops on "
+                       "DTensors will raise", stacklevel=2)
 
 __all__ = [
     "add_layer_norm",

@@ -28,6 +28,8 @@ import sys
 import torch
 import torch.distributed as dist
 
+from torch_memopt.bench.timing import interleaved_median_ms
+
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -108,8 +110,10 @@ def forward(model, inputs, is_hf: bool):
 
 def decode_step(model, inputs, is_hf: bool):
     """A callable that runs one decode step: one more token a sequence, after a prefill
-    into Hugging Face's KV cache (re-made each call from the prefill's copy); without
-    HF, the blocks on the last token alone (they keep no cache)."""
+    into Hugging Face's KV cache, from which each call crops its token again (crop(-1):
+    the one spelling every transformers version reads as "drop 1"; a copy of the cache
+    would be timed with the step); without HF, the blocks on the last token alone (they
+    keep no cache)."""
     if not is_hf:
         last = inputs[:, -1:]
         return lambda: model(last)
@@ -118,27 +122,10 @@ def decode_step(model, inputs, is_hf: bool):
     cache = prefill.past_key_values
 
     def step():
-        return model(token, past_key_values=copy.deepcopy(cache), use_cache=True)
+        out = model(token, past_key_values=cache, use_cache=True)
+        cache.crop(-1)
+        return out
     return step
-
-
-def median_ms(fn, reps: int, device) -> float:
-    import statistics
-    import time
-
-    for _ in range(2):
-        fn()
-    times = []
-    for _ in range(reps):
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        dist.barrier()
-        start = time.perf_counter()
-        fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def main(argv=None) -> int:
@@ -171,10 +158,16 @@ def main(argv=None) -> int:
         for name, model in (("stock", stock), ("memopt", ours)):
             out = forward(model, inputs, is_hf).float()
             results[f"{name}_rel_error"] = (out - ref).abs().max().item() / scale
-        for name, model in (("stock", stock), ("memopt", ours)):
-            results[f"{name}_prefill_ms"] = median_ms(lambda: model(inputs), args.reps, device)
-            results[f"{name}_decode_ms"] = median_ms(decode_step(model, inputs, is_hf),
-                                                     args.reps, device)
+        # stock and memopt in rotating turns, the same order on every rank (their
+        # collectives pair up)
+        prefill = interleaved_median_ms({"stock": lambda: stock(inputs),
+                                         "memopt": lambda: ours(inputs)}, args.reps, device.type)
+        decode = interleaved_median_ms({"stock": decode_step(stock, inputs, is_hf),
+                                        "memopt": decode_step(ours, inputs, is_hf)},
+                                       args.reps, device.type)
+        for name in ("stock", "memopt"):
+            results[f"{name}_prefill_ms"] = prefill[name]
+            results[f"{name}_decode_ms"] = decode[name]
     ok = all(results[f"{n}_rel_error"] <= args.tolerance for n in ("stock", "memopt"))
     if rank == 0:
         r = results

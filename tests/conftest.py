@@ -4,6 +4,7 @@ CUDA cases are always collected and skipped with a reason where they cannot
 run, so a CI log shows what was left to the GPU runner (scripts/gpu_check.sh).
 """
 
+import socket
 import zlib
 
 import pytest
@@ -30,6 +31,13 @@ DTYPES = [
     pytest.param(torch.float16, id="float16"),
     pytest.param(torch.bfloat16, id="bfloat16"),
 ]
+
+
+def free_port() -> int:
+    """A TCP port free on this machine now, for a test's process group (torchrun, spawn)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture(params=DEVICES)

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 
 import pytest
 import torch
 import torch.distributed as dist
 
+from conftest import free_port
 from torch_memopt.testing.tp_block import LlamaShapedBlock, parallelize_block
 
 WORLD = 2
@@ -32,12 +32,6 @@ TOLERANCE = 1e-5  # float32, relative to the output's largest magnitude
 pytestmark = pytest.mark.skipif(
     not (dist.is_available() and dist.is_gloo_available()),
     reason="needs torch.distributed with the gloo backend")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rel(out, ref) -> float:
@@ -200,7 +194,7 @@ def _worker(rank, world, port, outdir):
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     outdir = str(tmp_path_factory.mktemp("tp"))
-    torch.multiprocessing.spawn(_worker, args=(WORLD, _free_port(), outdir), nprocs=WORLD)
+    torch.multiprocessing.spawn(_worker, args=(WORLD, free_port(), outdir), nprocs=WORLD)
     per_rank = []
     for rank in range(WORLD):
         with open(os.path.join(outdir, f"rank{rank}.json")) as f:

@@ -7,25 +7,20 @@ torchrun --nproc_per_node=2 benchmarks/tp_llama.py."""
 
 import os
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
+from conftest import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_two_cpu_ranks_match_the_unparallelized_model():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-         f"--master_port={_free_port()}", str(ROOT / "benchmarks" / "tp_llama.py"),
+         f"--master_port={free_port()}", str(ROOT / "benchmarks" / "tp_llama.py"),
          "--device", "cpu", "--tiny", "--dtype", "float32"],
         capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]

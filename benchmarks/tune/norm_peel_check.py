@@ -92,8 +92,7 @@ def main(argv=None) -> int:
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "memopt": torch_memopt.__version__ if hasattr(torch_memopt, "__version__")
-                       else None, "records": records}, f, indent=1)
+                       "memopt": torch_memopt.__version__, "records": records}, f, indent=1)
     print(f"{bad} outputs past tolerance" if bad else "all outputs within tolerance")
     return 1 if bad else 0
 

@@ -107,9 +107,8 @@ PyObject* gemm_plan(PyObject* /*self*/, PyObject* args) {
   }
   const memopt::GemmPlan plan = memopt::plan_gemm(M, N, K, half != 0, capability, sm_count,
                                                   tma_as_is != 0, on_device != 0, tf32 != 0);
-  return Py_BuildValue("{s:s,s:i,s:(ii),s:i,s:L,s:L,s:s}", "variant", plan.variant.c_str(),
-                       "splits", plan.splits, "tile", plan.tile_m, plan.tile_n, "cluster",
-                       plan.cluster_m, "tiles",
+  return Py_BuildValue("{s:s,s:i,s:(ii),s:L,s:L,s:s}", "variant", plan.variant.c_str(), "splits",
+                       plan.splits, "tile", plan.tile_m, plan.tile_n, "tiles",
                        static_cast<long long>(plan.tiles), "ctas",
                        static_cast<long long>(plan.ctas), "reason", plan.reason.c_str());
 }
@@ -162,22 +161,6 @@ PyObject* set_wgmma_tile(PyObject* /*self*/, PyObject* args) {
   Py_RETURN_NONE;
 }
 
-// _set_wgmma_cluster(n) -> the previous override: the wgmma rung's cluster
-// along M (1 or 2; 0: the rule) for every launch from now on. For the tuning
-// sweep and the tests.
-PyObject* set_wgmma_cluster(PyObject* /*self*/, PyObject* args) {
-  int cluster_m = 0;
-  if (!PyArg_ParseTuple(args, "i", &cluster_m)) return nullptr;
-  if (cluster_m < 0 || cluster_m > 2) {
-    PyErr_Format(PyExc_ValueError, "_set_wgmma_cluster: expected 0 (the rule), 1 or 2, got %d",
-                 cluster_m);
-    return nullptr;
-  }
-  const int previous = memopt::wgmma_cluster_override();
-  memopt::set_wgmma_cluster_override(cluster_m);
-  return PyLong_FromLong(previous);
-}
-
 PyMethodDef methods[] = {
     {"variants", variants, METH_VARARGS,
      "variants(op, device_type, capability) -> list of runnable variant names"},
@@ -193,8 +176,6 @@ PyMethodDef methods[] = {
     {"_set_norm_peel", set_norm_peel, METH_VARARGS,
      "_set_norm_peel(mode) -> previous: norm rows off the 16-byte pack in narrow packs (0), by "
      "the rule (1) or peeled (2)"},
-    {"_set_wgmma_cluster", set_wgmma_cluster, METH_VARARGS,
-     "_set_wgmma_cluster(n) -> previous: the wgmma rung's cluster along M, 1 or 2 (0: the rule)"},
     {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,
      "_set_wgmma_tile(m, n) -> None: the wgmma rung's output tile ((0, 0): the rule)"},
     {nullptr, nullptr, 0, nullptr}};

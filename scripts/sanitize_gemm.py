@@ -10,8 +10,7 @@ one tile-aligned shape and one with tails in M, N (and K for gemv), in two layou
 ``gemm`` (b [K, N] row-major) and ``linear`` (weight [N, K], with a bias and gelu, so
 the epilogue runs too); wgmma also gets a K % 8 != 0 case (its launcher re-lays the
 operands into an aligned copy before TMA), and runs once per output tile (128 x 256 down
-to 64 x 64, through ``torch_memopt._C._set_wgmma_tile``, and the four small tiles again in
-2-CTA clusters, ``_C._set_wgmma_cluster(2)``). Each case synchronizes, so a fault is
+to 64 x 64, through ``torch_memopt._C._set_wgmma_tile``). Each case synchronizes, so a fault is
 reported against it, and is checked against a float64 reference computed on the CPU
 (so the sanitizer sees only our kernels and the input fills). One line per case.
 
@@ -36,8 +35,6 @@ import torch.nn.functional as F  # noqa: E402
 
 RUNGS = ("wgmma", "wgmma_split", "splitk", "gemv", "mma")
 WGMMA_TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
-# The tiles with 2-CTA cluster kernels (pairs of tile-rows sharing B by multicast).
-CLUSTER_TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
 TOLERANCE = 1e-2  # relative Frobenius error, bfloat16 output
 # (label, M, N, K) per rung: 128x256 and 256x128 tiles see whole tiles at 256x256x128;
 # 130x200x72 leaves tails in M and N (K a multiple of 8: TMA reads it directly).
@@ -103,17 +100,15 @@ def main(argv=None) -> int:
 
     torch.manual_seed(0)
     failures = 0
-    wgmma_configs = [(t, 1) for t in WGMMA_TILES] + [(t, 2) for t in CLUSTER_TILES]
-    configs = [(rung, tile, cluster) for rung in rungs
-               for tile, cluster in (wgmma_configs if rung == "wgmma" else (((0, 0), 1),))]
-    for rung, tile, cluster in configs:
-        name = (f"{rung} {tile[0]}x{tile[1]}" + (" c2" if cluster == 2 else "")) if tile[0] else rung
+    configs = [(rung, tile) for rung in rungs
+               for tile in (WGMMA_TILES if rung == "wgmma" else ((0, 0),))]
+    for rung, tile in configs:
+        name = f"{rung} {tile[0]}x{tile[1]}" if tile[0] else rung
         for label, m, n, k in SHAPES[rung]:
             for layout in LAYOUTS:
                 started = time.monotonic()
                 try:
                     _C._set_wgmma_tile(*tile)
-                    _C._set_wgmma_cluster(cluster if tile[0] else 0)
                     error = run_case(rung, layout, m, n, k)
                     ok = error <= TOLERANCE
                     result = f"rel err {error:.1e} " + ("ok" if ok else f"WRONG (> {TOLERANCE:g})")
@@ -123,10 +118,9 @@ def main(argv=None) -> int:
                     result = f"ERROR {type(exc).__name__}: {first}"
                 finally:
                     _C._set_wgmma_tile(0, 0)
-                    _C._set_wgmma_cluster(0)
                 failures += not ok
                 shape = f"{m}x{n}x{k}"
-                print(f"{name:<16} {layout:<7} {label:<10} {shape:<12} {result}  "
+                print(f"{name:<13} {layout:<7} {label:<10} {shape:<12} {result}  "
                       f"({time.monotonic() - started:.1f} s)", flush=True)
     print(f"{failures} of the cases failed" if failures else "all cases correct", flush=True)
     return 1 if failures else 0

@@ -434,44 +434,6 @@ def test_wgmma_every_tile(tile, dtype, layout, wgmma_tile):
     assert not failures, f"wgmma, tile {tile}, {dtype}:\n" + "\n".join(failures)
 
 
-@pytest.fixture
-def wgmma_cluster():
-    """Sets the wgmma rung's cluster along M for the test (torch_memopt._C._set_wgmma_cluster)
-    and restores the rule after it, pass or fail."""
-    from torch_memopt import _C
-
-    yield _C._set_wgmma_cluster
-    _C._set_wgmma_cluster(0)
-
-
-CLUSTER_TILES = [(128, 128), (128, 64), (64, 128), (64, 64)]
-
-
-@cuda_test
-@pytest.mark.parametrize("layout", ["row_major_b", "linear"])
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("tile", CLUSTER_TILES, ids=lambda t: f"{t[0]}x{t[1]}")
-def test_wgmma_cluster2_every_tile(tile, dtype, layout, wgmma_tile, wgmma_cluster):
-    """The 2-CTA cluster kernels (a pair of tile-rows sharing B by multicast) against
-    float64: an odd number of tile-rows (M = 1, 65, 129: the last pair's second tile is
-    all zeros, its stores dropped), N = 1001 (no TMA store: the unclustered kernel) and
-    gemm's row-major B at 64 columns (no cluster kernel: unclustered); bit-identical on
-    a second run."""
-    require("wgmma")
-    wgmma_tile(*tile)
-    assert wgmma_cluster(2) == 0
-    failures = float64_and_repeat_failures("wgmma", layout, TILE_SHAPES, dtype, TOLERANCE[dtype],
-                                           "gelu")
-    assert not failures, f"wgmma, tile {tile} in pairs, {dtype}:\n" + "\n".join(failures)
-
-
-def test_set_wgmma_cluster_rejects_other_sizes():
-    from torch_memopt import _C
-
-    with pytest.raises(ValueError, match=r"expected 0 \(the rule\), 1 or 2, got 4"):
-        _C._set_wgmma_cluster(4)
-
-
 def test_set_wgmma_tile_rejects_unknown_tiles():
     from torch_memopt import _C
 

@@ -25,7 +25,6 @@ class GemmPlan(TypedDict):
     variant: str  # the rung, as torch_memopt.variants lists it
     splits: int  # K splits over a thread-block cluster (wgmma_split), else 1
     tile: tuple[int, int]  # the output tile of wgmma / wgmma_split, rows x columns ((0, 0): none)
-    cluster: int  # wgmma: CTAs of a cluster along M sharing the weight tile by TMA multicast (1 or 2)
     tiles: int  # output tiles of the rung's tile shape (0: not a tiled rung)
     ctas: int  # blocks the launch asks for (0: not worked out by the plan)
     reason: str  # the rule that chose it

@@ -38,31 +38,21 @@ ENCODER_TOKENS = (1576, 4096)
 TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
 
 
-# The tiles with 2-CTA cluster kernels (gemm_plan.h's wgmma_tile_has_cluster2).
-CLUSTER_TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
-
-
-def configs(M: int, clusters: bool = False) -> list[tuple[str, tuple]]:
-    """(variant, setting): a wgmma tile (rows, columns, cluster), a wgmma_split split count
-    (0: the rule), or (). --clusters adds each cluster tile in pairs along M wherever M
-    has at least two of its tile-rows."""
-    out = [("wgmma", (*tile, 1)) for tile in TILES]
-    if clusters:
-        out += [("wgmma", (*tile, 2)) for tile in CLUSTER_TILES if M >= 2 * tile[0]]
-    out += [("wgmma_split", (0,))]
+def configs(M: int) -> list[tuple[str, tuple]]:
+    """(variant, setting): a wgmma tile, a wgmma_split split count (0: the rule), or ()."""
+    out = [("wgmma", tile) for tile in TILES] + [("wgmma_split", (0,))]
     return ([("splitk", ())] if M <= 128 else []) + out + [("auto", ())]
 
 
 def label(variant: str, setting: tuple) -> str:
     if variant == "wgmma":
-        return f"wgmma {setting[0]}x{setting[1]}" + (" c2" if setting[2] == 2 else "")
+        return f"wgmma {setting[0]}x{setting[1]}"
     return variant
 
 
 def call_of(x, w, variant: str, setting: tuple):
     def call():
-        _C._set_wgmma_tile(*(setting[:2] if variant == "wgmma" else (0, 0)))
-        _C._set_wgmma_cluster(setting[2] if variant == "wgmma" else 0)
+        _C._set_wgmma_tile(*(setting if variant == "wgmma" else (0, 0)))
         return torch_memopt.linear(x, w, variant=variant)
     return call
 
@@ -72,13 +62,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None)
     parser.add_argument("--encoders", action="store_true",
                         help="the hidden-768 layers of BERT, GPT-2 and ViT at their e2e M")
-    parser.add_argument("--clusters", action="store_true",
-                        help="also the 2-CTA cluster kernels (B shared by TMA multicast)")
-    parser.add_argument("--tokens", type=int, nargs="+", default=None,
-                        help="these M instead of the default token counts")
     args = parser.parse_args(argv)
     shapes = (ENCODER_SHAPES if args.encoders else sorted({(N, K) for _, _, N, K in LAYERS}))
-    tokens = args.tokens or (ENCODER_TOKENS if args.encoders else TOKENS)
+    tokens = ENCODER_TOKENS if args.encoders else TOKENS
     records, wrong = [], []
     try:
         for M in tokens:
@@ -89,7 +75,7 @@ def main(argv=None) -> int:
                 row = {"M": M, "N": N, "K": K,
                        "cublas_us": kernel_ms(lambda: F.linear(x, w)) * 1e3, "us": {},
                        "plan": torch_memopt.gemm_plan(M, N, K)}
-                for variant, setting in configs(M, args.clusters):
+                for variant, setting in configs(M):
                     call = call_of(x, w, variant, setting)
                     err = float((call().double() - ref).abs().max() / ref.abs().max())
                     name = label(variant, setting)
@@ -98,13 +84,11 @@ def main(argv=None) -> int:
                         continue
                     row["us"][name] = kernel_ms(call) * 1e3
                 _C._set_wgmma_tile(0, 0)
-                _C._set_wgmma_cluster(0)
                 records.append(row)
                 print(f"M={M} N={N} K={K}: cuBLAS {row['cublas_us']:.1f} us; "
                       + ", ".join(f"{k} {v:.1f}" for k, v in row["us"].items()), flush=True)
     finally:
         _C._set_wgmma_tile(0, 0)
-        _C._set_wgmma_cluster(0)
     print(f"\n{'M':>5} {'N':>6} {'K':>6} {'cuBLAS':>7} {'best':>18} {'us':>6} "
           f"{'auto (plan)':>26} {'us':>6} {'auto/best':>9} {'cuBLAS/auto':>11}")
     for r in records:
@@ -112,7 +96,6 @@ def main(argv=None) -> int:
         auto = r["us"].get("auto", float("nan"))
         plan = r["plan"]
         pick = plan["variant"] + (f" {plan['tile'][0]}x{plan['tile'][1]}"
-                                  + (" c2" if plan["cluster"] == 2 else "")
                                   if plan["variant"] == "wgmma" else "")
         print(f"{r['M']:5d} {r['N']:6d} {r['K']:6d} {r['cublas_us']:7.1f} {best:>18} "
               f"{r['us'][best]:6.1f} {pick:>26} {auto:6.1f} {auto / r['us'][best]:9.2f} "

@@ -307,7 +307,6 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   const auto row_stride = [](const at::Tensor& t) {
     return t.size(0) == 1 ? (t.size(1) + 7) / 8 * 8 : t.stride(0);
   };
-  const TileShape tile = wgmma_tile(M, N, rung.tf32 ? 2 * K : K, sm_count());
   const HalfGemmArgs args{a.const_data_ptr(),
                           row_stride(a),
                           w.const_data_ptr(),
@@ -325,10 +324,7 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
                           rung.launch == launch_gemm_wgmma_split
                               ? wgmma_split_count(M, N, K, sm_count(), true)
                               : 0,
-                          wgmma_tile_of(tile),
-                          rung.launch == launch_gemm_wgmma && !rung.tf32
-                              ? wgmma_cluster(M, N, K, tile, sm_count())
-                              : 1};
+                          wgmma_tile_of(wgmma_tile(M, N, rung.tf32 ? 2 * K : K, sm_count()))};
   TORCH_CHECK(!tma_rung || wgmma_operands_ok(args), "memopt: the ", rung.name,
               " rung takes M, N, K < 2^31 (TMA coordinates are 32-bit), got M = ", M, ", N = ", N,
               ", K = ", K);

@@ -26,7 +26,6 @@ constexpr int64_t kSplitKRows = 32, kSkinnyRows = 64;
 
 std::atomic<int> g_split_override{0};
 std::atomic<int> g_tile_override{0};  // m * 1000 + n, 0 for the rule
-std::atomic<int> g_cluster_override{0};
 std::atomic<ClusterFitsQuery> g_fits_query{nullptr};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -143,25 +142,6 @@ TileShape wgmma_tile_override() {
   return {code / 1000, code % 1000};
 }
 
-bool wgmma_tile_has_cluster2(TileShape tile) {
-  return tile.n <= 128 && !(tile.m == 128 && tile.n > 128);
-}
-
-// UNMEASURED: no cluster until the sweep (benchmarks/tune/sweep_wgmma_tiles.py
-// --clusters) says where multicast pays.
-int wgmma_cluster(int64_t M, int64_t N, int64_t K, TileShape tile, int sm_count) {
-  (void)M, (void)N, (void)K, (void)sm_count;
-  if (!wgmma_tile_has_cluster2(tile)) return 1;
-  const int forced = wgmma_cluster_override();
-  if (forced > 0) return forced;
-  return 1;
-}
-
-void set_wgmma_cluster_override(int cluster_m) {
-  g_cluster_override.store(cluster_m == 1 || cluster_m == 2 ? cluster_m : 0);
-}
-int wgmma_cluster_override() { return g_cluster_override.load(std::memory_order_relaxed); }
-
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
                    bool tma_as_is, bool on_device, bool tf32) {
   GemmPlan plan;
@@ -225,11 +205,8 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
   } else {
     plan.variant = "wgmma";
     plan.tile_m = tile.m, plan.tile_n = tile.n;
-    plan.cluster_m = wgmma_cluster(M, N, K, tile, sm_count);
     plan.tiles = tiles;
-    // A cluster takes a pair of tile-rows (a lone last row pairs with zeros).
-    const int64_t units = ceil_div(ceil_div(M, tile.m), plan.cluster_m) * ceil_div(N, tile.n);
-    plan.ctas = std::min<int64_t>(units, sm_count / plan.cluster_m) * plan.cluster_m;
+    plan.ctas = std::min<int64_t>(tiles, sm_count);
     plan.reason =
         "the persistent wgmma kernel with the tile of the least estimated time: waves x (k-tiles x "
         "the per-k-tile time of a wave of that tile + a wave's fixed time), measured on the H200";

@@ -16,7 +16,6 @@ struct GemmPlan {
   std::string variant;  // the rung auto takes
   int splits = 1;       // K splits over a cluster (wgmma_split), else 1
   int tile_m = 0, tile_n = 0;  // the output tile of wgmma / wgmma_split (0: not a tiled rung)
-  int cluster_m = 1;    // wgmma only: CTAs of a cluster sharing B by TMA multicast (1 or 2)
   int64_t tiles = 0;    // output tiles of the rung's tile shape (0: not a tiled rung)
   int64_t ctas = 0;     // blocks the launch asks for (0: not worked out here)
   std::string reason;   // the rule and the measurement behind it
@@ -57,19 +56,6 @@ TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count);
 // nothing changed) for any other shape.
 bool set_wgmma_tile_override(TileShape tile);
 TileShape wgmma_tile_override();
-
-// The wgmma rung's cluster along M for a shape and its tile: 2 when two
-// vertically adjacent tiles should share their B (weight) tile through TMA
-// multicast, else 1; or the override's. Only tiles of 64 or 128 columns
-// and at most 128 x 128 have cluster kernels (wgmma_tiles_cluster2_*.cu).
-int wgmma_cluster(int64_t M, int64_t N, int64_t K, TileShape tile, int sm_count);
-bool wgmma_tile_has_cluster2(TileShape tile);
-
-// A process-wide override of the wgmma rung's cluster (1 or 2) for the
-// tuning sweep and the tests; 0 restores the rule. A tile without cluster
-// kernels runs unclustered whatever the override says.
-void set_wgmma_cluster_override(int cluster_m);
-int wgmma_cluster_override();
 
 // A process-wide override of wgmma_split's splits for the tuning sweep
 // (benchmarks/tune/sweep_wgmma_split.py) and the tests; 0 restores the rule.

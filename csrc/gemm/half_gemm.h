@@ -39,10 +39,6 @@ struct HalfGemmArgs {
   HalfType dtype;
   int splits = 1;  // wgmma_split only: K splits (gemm_plan.h's wgmma_split_count)
   WgmmaTile tile = WgmmaTile::m128n256;  // wgmma only
-  // wgmma only: 2 = pairs of vertically adjacent tiles share B by TMA
-  // multicast (gemm_plan.h's wgmma_cluster); tiles and outputs without
-  // cluster kernels run unclustered.
-  int cluster_m = 1;
 };
 
 // Hopper (sm_90a): TMA loads into swizzled shared memory, an mbarrier
@@ -59,13 +55,6 @@ void launch_gemm_wgmma_128x64(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_64x256(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_64x128(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_64x64(const HalfGemmArgs& p, cudaStream_t stream);
-// The 2-CTA cluster kernels of the tiles that have them (wgmma_tiles_cluster2_128.cu,
-// _64.cu: 128 x 128, 128 x 64; 64 x 128, 64 x 64). False, and nothing launched,
-// where a tile or an output has none: the output's rows break TMA's store rule,
-// tf32, or a 64-column tile with gemm's row-major B (one 64-column box of B
-// cannot be split between two CTAs).
-bool launch_gemm_wgmma_cluster2_128(const HalfGemmArgs& p, cudaStream_t stream);
-bool launch_gemm_wgmma_cluster2_64(const HalfGemmArgs& p, cudaStream_t stream);
 // Variants for the tuning harness (benchmarks/tune/wgmma_configs.cu): the
 // epilogue straight from registers; two staged output boxes and 4 stages;
 // 2-CTA clusters sharing B through TMA multicast. Defined only in builds with

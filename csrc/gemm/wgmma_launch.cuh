@@ -114,23 +114,5 @@ void launch_tile(const HalfGemmArgs& p, cudaStream_t stream) {
   }
 }
 
-// A tile's 2-CTA cluster launch (kClusterM = 2: a pair of vertically adjacent
-// tiles shares its B tile, each CTA loading half and multicasting it), with
-// the TMA-store epilogue; false, and nothing launched, where it has none: tf32,
-// an output TMA cannot store, or a 64-column tile with gemm's row-major B
-// (B's one 64-column box cannot be halved).
-template <typename Tl>
-bool launch_cluster2(const HalfGemmArgs& p, cudaStream_t stream) {
-  if (p.dtype == HalfType::tf32 || p.N % 8 != 0 || !aligned_16(p.out)) return false;
-  if constexpr (Tl::kBlockN / wgmma::kBoxN % 2 != 0) {
-    if (!p.b_k_major) return false;
-    p.dtype == HalfType::bf16 ? launch_typed<__nv_bfloat16, Tl, true, 2, Tl::kOutBoxes>(p, stream)
-                              : launch_typed<__half, Tl, true, 2, Tl::kOutBoxes>(p, stream);
-  } else {
-    launch_clustered<Tl, 2, Tl::kOutBoxes>(p, stream);
-  }
-  return true;
-}
-
 }  // namespace wgmma_launch
 }  // namespace memopt

@@ -45,12 +45,6 @@ bool wgmma_operands_ok(const HalfGemmArgs& p) {
 // ranges are run-to-run spread). Two staged boxes with 4 stages, and 2-CTA
 // clusters, measured no better (docs/perf-notes.md).
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream) {
-  if (p.cluster_m == 2) {
-    const bool rows128 = p.tile == WgmmaTile::m128n128 || p.tile == WgmmaTile::m128n64;
-    const bool rows64 = p.tile == WgmmaTile::m64n128 || p.tile == WgmmaTile::m64n64;
-    if (rows128 && launch_gemm_wgmma_cluster2_128(p, stream)) return;
-    if (rows64 && launch_gemm_wgmma_cluster2_64(p, stream)) return;
-  }
   switch (p.tile) {
     case WgmmaTile::m128n256: return wgmma_launch::launch_tile<wgmma::Wide>(p, stream);
     case WgmmaTile::m128n128: return launch_gemm_wgmma_128x128(p, stream);

@@ -396,10 +396,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(!std::is_same_v<T, float> || (kBKMajor && kClusterM == 1 && !kTmaStore),
                 "tf32: K-major B, no cluster, the epilogue from registers");
-  // Row-major B comes in 64-column boxes, each CTA multicasting whole ones;
-  // K-major B in kBlockN / kClusterM rows a CTA, whole 8-row swizzle atoms.
-  static_assert(kBKMajor ? kBlockN / kClusterM % 8 == 0 : kBlockN / kBoxN % kClusterM == 0,
-                "each CTA multicasts whole boxes of B");
+  static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint64_t full[kStages], empty[kStages];
   // Stages start on a 1024-byte boundary: the swizzle pattern of TMA and of

@@ -33,7 +33,8 @@ os.environ.setdefault("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-RUNGS = ("wgmma", "wgmma_split", "splitk", "gemv", "mma")
+RUNGS = ("wgmma", "wgmma_split", "splitk", "gemv", "mma", "wgmma_streamk")
+STREAMK_TILES = ((128, 256), (128, 128))
 WGMMA_TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
 TOLERANCE = 1e-2  # relative Frobenius error, bfloat16 output
 # (label, M, N, K) per rung: 128x256 and 256x128 tiles see whole tiles at 256x256x128;
@@ -43,6 +44,9 @@ SHAPES = {
     "wgmma": [("aligned", 256, 256, 128), ("tails", 130, 200, 72), ("K % 8 != 0", 130, 200, 71)],
     # 2 tiles, 16 k-tiles: 4 splits; tails in M, N and K (9 k-tiles of 520): 2 splits.
     "wgmma_split": [("aligned", 256, 256, 1024), ("tails", 130, 200, 520)],
+    # 2 tiles of 16 k-tiles over 32 CTAs (each tile in 16 runs, 15 partials fixed up);
+    # tails: 4 tiles of 9 k-tiles, 36 CTAs.
+    "wgmma_streamk": [("shared", 256, 256, 1024), ("tails", 130, 200, 520)],
     "mma": [("aligned", 256, 256, 128), ("tails", 130, 200, 72)],
     "gemv": [("aligned", 16, 256, 128), ("tails", 3, 200, 72)],
     # 64 rows x 1024 k: 4 splits in a cluster at N = 256 (4 row tiles); tails: 3
@@ -101,7 +105,7 @@ def main(argv=None) -> int:
     torch.manual_seed(0)
     failures = 0
     configs = [(rung, tile) for rung in rungs
-               for tile in (WGMMA_TILES if rung == "wgmma" else ((0, 0),))]
+               for tile in {"wgmma": WGMMA_TILES, "wgmma_streamk": STREAMK_TILES}.get(rung, ((0, 0),))]
     for rung, tile in configs:
         name = f"{rung} {tile[0]}x{tile[1]}" if tile[0] else rung
         for label, m, n, k in SHAPES[rung]:

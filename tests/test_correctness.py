@@ -20,7 +20,7 @@ from conftest import HAS_CUDA, NO_CUDA_REASON
 TOLERANCE = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
 OPS = ["gemm", "linear", "layer_norm", "rms_norm", "softmax"]
-TENSOR_CORE_RUNGS = {"mma", "wgmma", "wgmma_split", "gemv", "splitk"}  # bfloat16 / float16 only
+TENSOR_CORE_RUNGS = {"mma", "wgmma", "wgmma_split", "gemv", "splitk", "wgmma_streamk"}  # bfloat16 / float16 only
 # float32 read as tf32 (10 mantissa bits): its error is bfloat16's order, not float32's.
 TF32_RUNGS = {"wgmma_tf32"}
 TF32_TOLERANCE = 5e-3

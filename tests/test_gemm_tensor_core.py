@@ -18,7 +18,7 @@ import torch_memopt
 from conftest import requires_cuda
 from torch_memopt.testing.references import ACTIVATIONS
 
-HALF_RUNGS = ["mma", "wgmma", "wgmma_split", "gemv", "splitk"]
+HALF_RUNGS = ["mma", "wgmma", "wgmma_split", "gemv", "splitk", "wgmma_streamk"]
 RUNGS = [*HALF_RUNGS, "auto"]
 DTYPES = [pytest.param(torch.bfloat16, id="bfloat16"), pytest.param(torch.float16, id="float16")]
 TOLERANCE = {torch.bfloat16: 1e-2, torch.float16: 5e-3}
@@ -40,7 +40,7 @@ SHAPES = [
 # Decode shapes: LLaMA-7B projections at batch 1..64. 4096- and 11008-wide weights:
 # run on the rungs meant for them only (mma is for M > 64).
 DECODE_SHAPES = [(m, n, 4096) for n in (4096, 11008) for m in (1, 8, 16, 64)]
-DECODE_RUNGS = {"wgmma", "wgmma_split", "gemv", "splitk", "auto"}
+DECODE_RUNGS = {"wgmma", "wgmma_split", "gemv", "splitk", "wgmma_streamk", "auto"}
 
 
 def cuda_test(fn):
@@ -54,7 +54,7 @@ def require(rung):
     if capability < (8, 0):
         pytest.skip(f"the tensor-core rungs need sm_80 or newer; this GPU is "
                     f"{capability[0]}.{capability[1]}")
-    if rung in ("wgmma", "wgmma_split", "splitk", "wgmma_tf32") and capability != (9, 0):
+    if rung in ("wgmma", "wgmma_split", "splitk", "wgmma_tf32", "wgmma_streamk") and capability != (9, 0):
         pytest.skip(f"{rung} is Hopper-only (compute capability 9.0); this GPU is "
                     f"{capability[0]}.{capability[1]}")
 
@@ -89,11 +89,11 @@ def test_half_rungs_are_listed_for_this_gpu():
         assert names[0] == "auto", names
         half = [v for v in names if v in HALF_RUNGS]
         if capability == (9, 0):
-            assert half == ["mma", "wgmma", "wgmma_split", "gemv", "splitk"], names
+            assert half == ["mma", "wgmma", "wgmma_split", "gemv", "splitk", "wgmma_streamk"], names
         elif capability >= (8, 0):
             assert half == ["mma", "gemv"], names
         else:
-            assert not {"wgmma", "wgmma_split", "splitk"} & set(names), names
+            assert not {"wgmma", "wgmma_split", "splitk", "wgmma_streamk"} & set(names), names
 
 
 @cuda_test
@@ -317,6 +317,7 @@ DETERMINISM_SHAPES = {
     "wgmma_split": [(128, 4096, 4096), (200, 1001, 4104), (256, 6144, 4096), (64, 4096, 14336)],
     "splitk": [(1, 11008, 4096), (16, 4096, 4096), (64, 4096, 4096), (7, 1001, 4104),
                (100, 1000, 4096)],
+    "wgmma_streamk": [(256, 12288, 4096), (128, 4096, 4096), (1000, 1001, 4104)],
 }
 
 
@@ -432,6 +433,30 @@ def test_wgmma_every_tile(tile, dtype, layout, wgmma_tile):
     failures = float64_and_repeat_failures("wgmma", layout, TILE_SHAPES, dtype, TOLERANCE[dtype],
                                            "gelu")
     assert not failures, f"wgmma, tile {tile}, {dtype}:\n" + "\n".join(failures)
+
+
+# (M, N, K) that put stream-K's split through its cases (132 SMs): 96 tiles of 128 x 256,
+# each cut into 2-3 runs; 448 tiles = 2 whole waves + 184 shared; 16 tiles of 64
+# k-tiles in 8-9 runs each; 64 tiles of 3 k-tiles (192 iterations: runs of 1-2 that
+# start and end mid-tile); one tile of one k-tile (one CTA); tails in M, N and K with
+# the epilogue from registers (N = 1001); whole waves (264 tiles: nothing shared).
+STREAMK_SHAPES = [(256, 12288, 4096), (512, 28672, 1024), (128, 4096, 4096), (4095, 257, 129),
+                  (7, 127, 33), (1000, 1001, 4104), (1408, 6144, 256)]
+
+
+@cuda_test
+@pytest.mark.parametrize("layout", ["row_major_b", "linear"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", [(128, 256), (128, 128)], ids=lambda t: f"{t[0]}x{t[1]}")
+def test_wgmma_streamk_every_split(tile, dtype, layout, wgmma_tile):
+    """wgmma_streamk at both its tiles against float64 (bias and gelu on the linear layout),
+    on NaN-filled outputs, bit-identical on a second run: the fix-up adds the partials
+    in a fixed order."""
+    require("wgmma_streamk")
+    wgmma_tile(*tile)
+    failures = float64_and_repeat_failures("wgmma_streamk", layout, STREAMK_SHAPES, dtype,
+                                           TOLERANCE[dtype], "gelu")
+    assert not failures, f"wgmma_streamk, tile {tile}, {dtype}:\n" + "\n".join(failures)
 
 
 def test_set_wgmma_tile_rejects_unknown_tiles():

@@ -40,7 +40,7 @@ def test_unknown_variant_lists_the_ladder():
         ValueError,
         match=r"gemm has no variant 'fastest'; variants: naive, coalesced, smem_tiled, "
         r"smem_padded, double_buffered, register_blocked, vectorized, warptiled, mma, wgmma, "
-        r"wgmma_split, gemv, splitk, wgmma_tf32$",
+        r"wgmma_split, gemv, splitk, wgmma_tf32, wgmma_streamk$",
     ):
         torch_memopt.kernel_info("gemm", "fastest")
 

@@ -7,7 +7,8 @@ behind gemm_plan's tile rule (csrc/gemm/gemm_plan.cpp, wgmma_tile).
 
 bfloat16, linear layout (weight [N, K]), M in {16, 64, 128, 256, 512, 1024, 2048}.
 --encoders: the hidden-768 layers of BERT-base, GPT-2 small and ViT-B/16 instead (K = 768
-and 3072, their MLM head / LM head), at the e2e suite's 8 x 512 tokens and 8 x 197. Every
+and 3072, their MLM head / LM head), at the e2e suite's 8 x 512 tokens and 8 x 197.
+--streamk: also the wgmma_streamk rung at its two tiles (128 x 256, 128 x 128). Every
 config is checked against float64 first (relative error < 1e-2) and a wrong one is
 never timed. Times: the harness's kernel timer (median, L2 flushed). The table printed
 last gives, per shape, the best config, the rule's pick (auto) and how far the pick is
@@ -38,21 +39,28 @@ ENCODER_TOKENS = (1576, 4096)
 TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
 
 
-def configs(M: int) -> list[tuple[str, tuple]]:
-    """(variant, setting): a wgmma tile, a wgmma_split split count (0: the rule), or ()."""
+STREAMK_TILES = ((128, 256), (128, 128))
+TILED = ("wgmma", "wgmma_streamk")  # the variants whose setting is a tile
+
+
+def configs(M: int, streamk: bool = False) -> list[tuple[str, tuple]]:
+    """(variant, setting): a wgmma / wgmma_streamk tile, a wgmma_split split count (0: the
+    rule), or ()."""
     out = [("wgmma", tile) for tile in TILES] + [("wgmma_split", (0,))]
+    if streamk:
+        out += [("wgmma_streamk", tile) for tile in STREAMK_TILES]
     return ([("splitk", ())] if M <= 128 else []) + out + [("auto", ())]
 
 
 def label(variant: str, setting: tuple) -> str:
-    if variant == "wgmma":
-        return f"wgmma {setting[0]}x{setting[1]}"
+    if variant in TILED:
+        return f"{variant} {setting[0]}x{setting[1]}"
     return variant
 
 
 def call_of(x, w, variant: str, setting: tuple):
     def call():
-        _C._set_wgmma_tile(*(setting if variant == "wgmma" else (0, 0)))
+        _C._set_wgmma_tile(*(setting if variant in TILED else (0, 0)))
         return torch_memopt.linear(x, w, variant=variant)
     return call
 
@@ -62,9 +70,11 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None)
     parser.add_argument("--encoders", action="store_true",
                         help="the hidden-768 layers of BERT, GPT-2 and ViT at their e2e M")
+    parser.add_argument("--streamk", action="store_true", help="also time wgmma_streamk")
+    parser.add_argument("--tokens", type=int, nargs="*", default=None, help="M values to sweep")
     args = parser.parse_args(argv)
     shapes = (ENCODER_SHAPES if args.encoders else sorted({(N, K) for _, _, N, K in LAYERS}))
-    tokens = ENCODER_TOKENS if args.encoders else TOKENS
+    tokens = args.tokens or (ENCODER_TOKENS if args.encoders else TOKENS)
     records, wrong = [], []
     try:
         for M in tokens:
@@ -75,12 +85,15 @@ def main(argv=None) -> int:
                 row = {"M": M, "N": N, "K": K,
                        "cublas_us": kernel_ms(lambda: F.linear(x, w)) * 1e3, "us": {},
                        "plan": torch_memopt.gemm_plan(M, N, K)}
-                for variant, setting in configs(M):
+                for variant, setting in configs(M, args.streamk):
                     call = call_of(x, w, variant, setting)
                     err = float((call().double() - ref).abs().max() / ref.abs().max())
                     name = label(variant, setting)
                     if not err < 1e-2:
                         wrong.append(f"{name} at {M}x{N}x{K}: relative error {err:.2e}")
+                        continue
+                    if variant == "wgmma_streamk" and not torch.equal(call(), call()):
+                        wrong.append(f"{name} at {M}x{N}x{K}: two runs differ")
                         continue
                     row["us"][name] = kernel_ms(call) * 1e3
                 _C._set_wgmma_tile(0, 0)

@@ -71,6 +71,7 @@ constexpr HalfRung kHalfRungs[] = {
     {"gemv", launch_gemm_gemv, ampere_or_newer},
     {"splitk", launch_gemm_splitk, hopper_only},
     {"wgmma_tf32", launch_gemm_wgmma, hopper_only, true},
+    {"wgmma_streamk", launch_gemm_wgmma_streamk, hopper_only},
 };
 
 // gemm and linear offer the same rungs, named once in kRungs and kHalfRungs.
@@ -294,8 +295,9 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   }
   a = with_unit_inner_stride(a);
   w = with_unit_inner_stride(w);
+  const bool streamk = rung.launch == launch_gemm_wgmma_streamk;
   const bool tma_rung = rung.launch == launch_gemm_wgmma || rung.launch == launch_gemm_splitk ||
-                        rung.launch == launch_gemm_wgmma_split;
+                        rung.launch == launch_gemm_wgmma_split || streamk;
   if (tma_rung) {
     // TMA needs 16-byte-aligned rows: re-lay the operands that break it
     // (e.g. K = 4095) once; the copy is part of the op's time.
@@ -307,7 +309,7 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   const auto row_stride = [](const at::Tensor& t) {
     return t.size(0) == 1 ? (t.size(1) + 7) / 8 * 8 : t.stride(0);
   };
-  const HalfGemmArgs args{a.const_data_ptr(),
+  HalfGemmArgs args{a.const_data_ptr(),
                           row_stride(a),
                           w.const_data_ptr(),
                           row_stride(w),
@@ -334,6 +336,20 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   TORCH_CHECK(rung.launch != launch_gemm_wgmma_split || wgmma_split_shape_ok(args),
               "memopt: the wgmma_split rung takes at most 2^28 output tiles of 128 x 256, got M = ",
               M, ", N = ", N, "; use variant 'auto' or 'wgmma'");
+  at::Tensor workspace;  // lives to the end of the call: the caching allocator keeps it stream-ordered
+  if (streamk) {
+    const TileShape tile = stream_k_tile();
+    args.tile = wgmma_tile_of(tile);
+    const StreamKWorkspace ws = stream_k_workspace(
+        stream_k_split(ceil_div<int64_t>(M, tile.m) * ceil_div<int64_t>(N, tile.n),
+                       ceil_div<int64_t>(K, 64), sm_count()),
+        tile);
+    if (ws.bytes > 0) {
+      workspace = at::empty({ws.bytes}, a.options().dtype(at::kByte));
+      args.workspace = workspace.mutable_data_ptr();
+      C10_CUDA_CHECK(cudaMemsetAsync(args.workspace, 0, ws.flag_bytes, stream));
+    }
+  }
   rung.launch(args, stream);
 }
 

@@ -129,6 +129,39 @@ TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count) {
   return best;
 }
 
+// Whole waves stay a tile a CTA; the partial last wave and the full one
+// before it are shared out, so each CTA's share of them is 1-2 tiles and a
+// tile is cut into at most 3 runs: the fix-up reads 1-2 partials a tile
+// (CUTLASS's stream-K keeps the same "data-parallel waves + 1-2 stream-K
+// waves" split, for the same reason). Fewer tiles than SMs: all shared, at
+// most one CTA a k-tile.
+StreamKSplit stream_k_split(int64_t tiles, int64_t k_tiles, int sm_count) {
+  StreamKSplit split;
+  if (tiles <= 0 || k_tiles <= 0 || sm_count <= 0) return split;
+  if (tiles < sm_count) {
+    split.ctas = std::min<int64_t>(sm_count, tiles * k_tiles);
+    split.sk_units = tiles;
+  } else {
+    split.ctas = sm_count;
+    split.sk_units = tiles % sm_count == 0 ? 0 : sm_count + tiles % sm_count;
+  }
+  return split;
+}
+
+StreamKWorkspace stream_k_workspace(StreamKSplit split, TileShape tile) {
+  StreamKWorkspace ws;
+  if (split.sk_units == 0) return ws;
+  const int64_t slots = split.ctas * (tile.m / 64);
+  ws.flag_bytes = ceil_div(slots * 4, 256) * 256;  // the partials start 256-byte aligned
+  ws.bytes = ws.flag_bytes + slots * 64 * tile.n * 4;
+  return ws;
+}
+
+TileShape stream_k_tile() {
+  const TileShape forced = wgmma_tile_override();
+  return forced.m == 128 && forced.n == 128 ? TileShape{128, 128} : TileShape{128, 256};
+}
+
 bool set_wgmma_tile_override(TileShape tile) {
   bool known = tile.m == 0 && tile.n == 0;
   for (const TileShape t : kWgmmaTiles) known = known || (t.m == tile.m && t.n == tile.n);

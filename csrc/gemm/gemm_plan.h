@@ -51,6 +51,27 @@ constexpr TileShape kWgmmaTiles[] = {{128, 256}, {128, 128}, {64, 256},
                                      {128, 64},  {64, 128},  {64, 64}};
 TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count);
 
+// Stream-K's split of a shape's output tiles over the persistent grid
+// (kernels/stream_k.cuh): `ctas` CTAs, the last `sk_units` tiles shared out
+// by k-tiles, the ones before them (whole waves) a tile a CTA. sk_units = 0:
+// the tiles fill whole waves, nothing to share.
+struct StreamKSplit {
+  int64_t ctas = 0, sk_units = 0;
+};
+StreamKSplit stream_k_split(int64_t tiles, int64_t k_tiles, int sm_count);
+
+// Its device workspace: a 4-byte flag a (CTA, consumer warpgroup) in the
+// first flag_bytes (zeroed before each launch), then an fp32 partial tile
+// of 64 x tile.n a (CTA, consumer). bytes = 0: none needed.
+struct StreamKWorkspace {
+  int64_t flag_bytes = 0, bytes = 0;
+};
+StreamKWorkspace stream_k_workspace(StreamKSplit split, TileShape tile);
+
+// The wgmma_streamk rung's tile: 128 x 128 where the override asks for it,
+// else 128 x 256 (the two it is built for).
+TileShape stream_k_tile();
+
 // A process-wide override of the wgmma rung's tile for the tuning sweep and
 // the tests: one of kWgmmaTiles, or {0, 0} to restore the rule. False (and
 // nothing changed) for any other shape.

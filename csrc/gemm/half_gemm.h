@@ -38,7 +38,10 @@ struct HalfGemmArgs {
   Activation act;
   HalfType dtype;
   int splits = 1;  // wgmma_split only: K splits (gemm_plan.h's wgmma_split_count)
-  WgmmaTile tile = WgmmaTile::m128n256;  // wgmma only
+  WgmmaTile tile = WgmmaTile::m128n256;  // wgmma and wgmma_streamk
+  // wgmma_streamk only: gemm_plan.h's stream_k_workspace(...).bytes of device
+  // memory, its flag_bytes zeroed on `stream` before the launch.
+  void* workspace = nullptr;
 };
 
 // Hopper (sm_90a): TMA loads into swizzled shared memory, an mbarrier
@@ -63,6 +66,13 @@ void launch_gemm_wgmma_register_epilogue(const HalfGemmArgs& p, cudaStream_t str
 void launch_gemm_wgmma_tma_store_4stage(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_cluster2_tma_store(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_pingpong(const HalfGemmArgs& p, cudaStream_t stream);
+
+// Hopper (sm_90a): the persistent wgmma kernel with stream-K
+// (kernels/stream_k.cuh): whole waves a tile a CTA, the last one or two
+// waves' tiles shared out by k-tiles and fixed up through p.workspace in a
+// fixed order. p.tile: 128 x 256 or 128 x 128 (gemm_plan.h's stream_k_tile).
+void launch_gemm_wgmma_streamk(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_streamk_128x128(const HalfGemmArgs& p, cudaStream_t stream);
 
 // Hopper (sm_90a): the wgmma kernel's tile and mainloop with K split over a
 // thread-block cluster of p.splits CTAs, the

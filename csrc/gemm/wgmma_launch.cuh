@@ -17,6 +17,7 @@
 
 #include "common/cluster_launch.cuh"
 #include "common/device_info.h"
+#include "gemm/gemm_plan.h"
 #include "gemm/half_gemm.h"
 #include "gemm/kernels/wgmma_sm90.cuh"
 #include "gemm/tma_map.h"
@@ -26,7 +27,10 @@ namespace wgmma_launch {
 
 inline bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-template <typename T, typename Tl, bool kBKMajor, int kClusterM, int kStaged>
+// kStreamK: the grid and the shared tiles of gemm_plan.h's stream_k_split,
+// the workspace p.workspace.
+template <typename T, typename Tl, bool kBKMajor, int kClusterM, int kStaged,
+          bool kStreamK = false>
 void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   using namespace wgmma;
   constexpr int kBK = kBlockKOf<T>;
@@ -40,11 +44,22 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   // The output as 64 x 64 boxes (only read with kStaged > 0; N % 8 == 0 then).
   const CUtensorMap map_out =
       kStaged > 0 ? make_tma_map(p.out, p.dtype, p.M, p.N, p.N, 64, 64) : map_a;
-  const auto kernel = gemm_wgmma_kernel<T, Tl, kBKMajor, kClusterM, kStaged>;
+  const auto kernel = gemm_wgmma_kernel<T, Tl, kBKMajor, kClusterM, kStaged, kStreamK>;
   constexpr int kSmemBytes = Tl::template smem_bytes<kStaged>();
   static std::atomic<unsigned long long> opted_in{0};
   opt_in_shared_memory(kernel, kSmemBytes, opted_in);
-  const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
+  KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
+  if constexpr (kStreamK) {
+    const int64_t k_tiles = (p.K + kBK - 1) / kBK;
+    const StreamKSplit split = stream_k_split(units, k_tiles, sm_count());
+    const StreamKWorkspace ws = stream_k_workspace(split, {Tl::kBlockM, Tl::kBlockN});
+    args.sk_units = split.sk_units;
+    args.ws = {static_cast<int*>(p.workspace),
+               reinterpret_cast<float*>(static_cast<uint8_t*>(p.workspace) + ws.flag_bytes)};
+    const unsigned grid = static_cast<unsigned>(split.ctas);
+    kernel<<<grid, Tl::kThreads, kSmemBytes, stream>>>(map_a, map_b, map_out, args);
+    return;
+  }
   ClusterLaunch cluster(dim3(1), dim3(Tl::kThreads), dim3(kClusterM), stream, kSmemBytes);
   // A persistent grid must fit at once. Clusters are placed inside one GPC,
   // and a GPC with an odd number of free SMs leaves one idle, so fewer than
@@ -77,25 +92,25 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
 }
 
 // bfloat16 / float16 (the callers send tf32 to launch_tile's own branch).
-template <typename Tl, int kClusterM, int kStaged>
+template <typename Tl, int kClusterM, int kStaged, bool kStreamK = false>
 void launch_clustered(const HalfGemmArgs& p, cudaStream_t stream) {
   if (p.dtype == HalfType::bf16) {
-    p.b_k_major ? launch_typed<__nv_bfloat16, Tl, true, kClusterM, kStaged>(p, stream)
-                : launch_typed<__nv_bfloat16, Tl, false, kClusterM, kStaged>(p, stream);
+    p.b_k_major ? launch_typed<__nv_bfloat16, Tl, true, kClusterM, kStaged, kStreamK>(p, stream)
+                : launch_typed<__nv_bfloat16, Tl, false, kClusterM, kStaged, kStreamK>(p, stream);
   } else {
-    p.b_k_major ? launch_typed<__half, Tl, true, kClusterM, kStaged>(p, stream)
-                : launch_typed<__half, Tl, false, kClusterM, kStaged>(p, stream);
+    p.b_k_major ? launch_typed<__half, Tl, true, kClusterM, kStaged, kStreamK>(p, stream)
+                : launch_typed<__half, Tl, false, kClusterM, kStaged, kStreamK>(p, stream);
   }
 }
 
 // The output's tensor map needs a 16-byte aligned base and rows a multiple of
 // 16 bytes apart; otherwise the epilogue stores from registers.
-template <typename Tl, int kClusterM, int kStaged>
+template <typename Tl, int kClusterM, int kStaged, bool kStreamK = false>
 void launch_epilogue_tma(const HalfGemmArgs& p, cudaStream_t stream) {
   if (p.N % 8 == 0 && aligned_16(p.out)) {
-    launch_clustered<Tl, kClusterM, kStaged>(p, stream);
+    launch_clustered<Tl, kClusterM, kStaged, kStreamK>(p, stream);
   } else {
-    launch_clustered<Tl, kClusterM, 0>(p, stream);
+    launch_clustered<Tl, kClusterM, 0, kStreamK>(p, stream);
   }
 }
 

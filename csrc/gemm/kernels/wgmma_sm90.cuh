@@ -54,6 +54,7 @@
 #include "common/activation.h"
 #include "gemm/kernels/half_convert.cuh"
 #include "gemm/kernels/stamps.cuh"
+#include "gemm/kernels/stream_k.cuh"
 #include "gemm/kernels/tile_order.cuh"
 #include "gemm/kernels/wgmma_narrow_ptx.cuh"
 #include "gemm/kernels/wgmma_ptx.cuh"
@@ -136,6 +137,10 @@ struct KernelArgs {
   const void* bias;
   int64_t M, N, K;
   Activation act;
+  // Stream-K only (kStreamK): the last sk_units tiles are split by k-tiles
+  // over the grid, their partials fixed up through `ws` (kernels/stream_k.cuh).
+  int64_t sk_units = 0;
+  stream_k::Workspace ws = {nullptr, nullptr};
 };
 
 // One k-step of wgmma: m64nNk16 in bfloat16 / float16, m64nNk8 in tf32.
@@ -385,7 +390,10 @@ __device__ __forceinline__ void mma_tile(float (&acc)[Tl::kAcc], uint8_t* smem, 
 // (Tile::stages: 128 x 256 with 4 boxes gets 3, with 2 boxes 4).
 // Tl: the output tile (Tile); with one consumer warpgroup the 256 threads
 // have 255 registers each to start with and no setmaxnreg is needed.
-template <typename T, typename Tl, bool kBKMajor, int kClusterM, int kStaged>
+// kStreamK: the last p.sk_units tiles are shared out by k-tiles
+// (kernels/stream_k.cuh); the launcher is wgmma_streamk_sm90.cu.
+template <typename T, typename Tl, bool kBKMajor, int kClusterM, int kStaged,
+          bool kStreamK = false>
 __global__ void __launch_bounds__(Tl::kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b,
@@ -397,6 +405,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   static_assert(!std::is_same_v<T, float> || (kBKMajor && kClusterM == 1 && !kTmaStore),
                 "tf32: K-major B, no cluster, the epilogue from registers");
   static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
+  static_assert(!kStreamK || kClusterM == 1, "stream-K runs one CTA a unit");
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint64_t full[kStages], empty[kStages];
   // Stages start on a 1024-byte boundary: the swizzle pattern of TMA and of
@@ -432,6 +441,10 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   const int64_t num_units = unit_rows * tiles_n;
   const int64_t first_unit = blockIdx.x / kClusterM, unit_step = gridDim.x / kClusterM;
   const int k_tiles = static_cast<int>((p.K + kBlockKOf<T> - 1) / kBlockKOf<T>);
+  const int64_t sk_units = kStreamK ? p.sk_units : 0;
+  const auto for_each_item = [&](const auto& fn) {
+    stream_k::for_each_item(first_unit, unit_step, num_units, sk_units, k_tiles, fn);
+  };
   const auto tile_of = [&](int64_t unit, int64_t& tm, int64_t& tn) {
     int64_t um;
     grouped_tile(unit, unit_rows, tiles_n, um, tn);
@@ -443,14 +456,14 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int64_t unit = first_unit; unit < num_units; unit += unit_step) {
+      for_each_item([&](int64_t unit, int kt_begin, int kt_end) {
         int64_t tm, tn;
         tile_of(unit, tm, tn);
         const int32_t m0 = static_cast<int32_t>(tm * kBlockM);
         const int32_t n0 = static_cast<int32_t>(tn * kBlockN);
         load_tile<T, Tl, kBKMajor, kClusterM, kStages>(&map_a, &map_b, smem, full, empty, m0, n0,
-                                                    0, k_tiles, rank, stage, phase);
-      }
+                                                    kt_begin, kt_end, rank, stage, phase);
+      });
     }
   } else {
     if constexpr (kConsumers > 1) sm90::setmaxnreg_inc<kConsumerRegs>();
@@ -470,11 +483,25 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     int stage = 0;
     uint32_t phase = 0;
     bool first_tile = true;
-    for (int64_t unit = first_unit; unit < num_units; unit += unit_step) {
+    const int barrier_id = 1 + consumer;  // store_tile_tma's too: the same 128 threads
+    for_each_item([&](int64_t unit, int kt_begin, int kt_end) {
       int64_t tm, tn;
       tile_of(unit, tm, tn);
-      mma_tile<T, Tl, kBKMajor, kStages>(acc, smem, full, consumer, 0, k_tiles, stage, phase,
+      mma_tile<T, Tl, kBKMajor, kStages>(acc, smem, full, consumer, kt_begin, kt_end, stage, phase,
                                          release);
+      if constexpr (kStreamK) {
+        if (kt_begin > 0) {  // not the tile's first k-tiles: the owner stores it
+          stream_k::publish(p.ws, acc, static_cast<int64_t>(blockIdx.x) * kConsumers + consumer,
+                            t, barrier_id);
+          return;
+        }
+        if (kt_end < k_tiles) {
+          const int64_t iters = sk_units * k_tiles;
+          const int64_t unit_end_iter = (unit - (num_units - sk_units) + 1) * k_tiles;
+          stream_k::add_partials<Tl::kAcc, kConsumers>(p.ws, acc, blockIdx.x, unit_end_iter, iters,
+                                                       gridDim.x, consumer, t, barrier_id);
+        }
+      }
       if constexpr (kTmaStore) {
         store_tile_tma<T, kStaged>(p, &map_out, acc, c_smem + consumer * kStaged * kCBoxBytes,
                                    tm * kBlockM + consumer * 64, tn * kBlockN, t, consumer,
@@ -483,7 +510,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
       }
       first_tile = false;
-    }
+    });
     // The last stores must be complete before the grid ends.
     if (kTmaStore && t == 0) sm90::bulk_wait<0>();
   }

@@ -30,7 +30,7 @@ ABOUT = (
 LADDER = ("naive", "coalesced", "smem_tiled", "smem_padded", "double_buffered",
           "register_blocked", "vectorized", "warptiled")
 # The published ladder we start from (ANCHORS.md), speed-up over its naive kernel.
-HALF_RUNGS = ("mma", "wgmma", "wgmma_split", "gemv", "splitk")
+HALF_RUNGS = ("mma", "wgmma", "wgmma_split", "gemv", "splitk", "wgmma_streamk")
 PUBLISHED_SPEEDUP = {"coalesced": 1.8, "smem_tiled": 3.2, "double_buffered": 4.5, "vectorized": 6.1}
 SIZES = ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
          (8192, 4096, 4096), (4095, 4095, 4095))

@@ -99,32 +99,14 @@ __device__ __forceinline__ void publish(const Workspace& ws, const float (&acc)[
   if (t == 0) store_release(ws.flags + slot, 1);
 }
 
-// 16 bytes global -> shared without a register: cp.async keeps all of a
-// thread's copies in flight at once, where loads into registers were capped
-// by the ~100 registers the accumulators leave (the first fix-up, __ldcg
-// into registers, measured ~25 GB/s an SM: docs/perf-notes.md).
-__device__ __forceinline__ void copy_16(void* smem_dst, const void* gmem_src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sm90::smem_addr(smem_dst)),
-               "l"(gmem_src)
-               : "memory");
-}
-__device__ __forceinline__ void copies_done() {
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
-}
-
 // The owner's consumer: adds the partials of CTAs cta + 1, cta + 2, ... whose
 // runs start before `unit_end_iter` (the iteration after the tile's last),
-// in that order, each once its flag is set. Each thread copies its own 16-byte
-// chunks of a partial into `staging` (its consumer's kAcc x 128 floats of
-// the stage ring, free: an owner's item is its CTA's last, and the caller
-// synced both consumers past their wgmmas) and reads back only those, so no
-// barrier orders the copies. cp.async reads through L2 (.cg): the lines were
-// written by other SMs.
+// in that order, each once its flag is set. Reads go to L2 (__ldcg): the
+// lines were written by other SMs.
 template <int kAcc, int kConsumers>
-__device__ __forceinline__ void add_partials(const Workspace& ws, float (&acc)[kAcc],
-                                             float4* staging, int64_t cta, int64_t unit_end_iter,
-                                             int64_t iters, int64_t ctas, int consumer, int t,
-                                             int barrier_id) {
+__device__ __forceinline__ void add_partials(const Workspace& ws, float (&acc)[kAcc], int64_t cta,
+                                             int64_t unit_end_iter, int64_t iters, int64_t ctas,
+                                             int consumer, int t, int barrier_id) {
   for (int64_t c = cta + 1; c < ctas && run_start(c, iters, ctas) < unit_end_iter; ++c) {
     // A CTA with an empty run (fewer iterations than CTAs) publishes nothing.
     if (run_start(c + 1, iters, ctas) == run_start(c, iters, ctas)) continue;
@@ -135,11 +117,8 @@ __device__ __forceinline__ void add_partials(const Workspace& ws, float (&acc)[k
     sm90::named_barrier_sync(barrier_id, 128);
     const float4* src = reinterpret_cast<const float4*>(ws.partials) + slot * (kAcc / 4) * 128 + t;
 #pragma unroll
-    for (int j = 0; j < kAcc / 4; ++j) copy_16(staging + j * 128 + t, src + j * 128);
-    copies_done();
-#pragma unroll
     for (int j = 0; j < kAcc / 4; ++j) {
-      const float4 v = staging[j * 128 + t];
+      const float4 v = __ldcg(src + j * 128);
       acc[4 * j] += v.x, acc[4 * j + 1] += v.y, acc[4 * j + 2] += v.z, acc[4 * j + 3] += v.w;
     }
   }

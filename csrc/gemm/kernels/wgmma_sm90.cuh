@@ -406,9 +406,6 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
                 "tf32: K-major B, no cluster, the epilogue from registers");
   static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
   static_assert(!kStreamK || kClusterM == 1, "stream-K runs one CTA a unit");
-  static_assert(!kStreamK || kStages * Tl::kStageBytes >= kConsumers * 64 * kBlockN * 4,
-                "the fix-up stages a partial tile in the stage ring");
-  constexpr int kStreamKBarrier = 1 + kConsumers;  // after the consumers' own (1, 2)
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint64_t full[kStages], empty[kStages];
   // Stages start on a 1024-byte boundary: the swizzle pattern of TMA and of
@@ -499,17 +496,10 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
           return;
         }
         if (kt_end < k_tiles) {
-          // The partials are staged in the stage ring (Tile: kStages x kStageBytes >=
-          // kConsumers x 64 x kBlockN floats): every consumer must be past its wgmmas
-          // first. Both are in this item (the same kt_begin / kt_end); the producer has
-          // nothing left to load (an owner's item is its run's last).
-          sm90::named_barrier_sync(kStreamKBarrier, 128 * kConsumers);
           const int64_t iters = sk_units * k_tiles;
           const int64_t unit_end_iter = (unit - (num_units - sk_units) + 1) * k_tiles;
-          float4* staging = reinterpret_cast<float4*>(smem) + consumer * (Tl::kAcc / 4) * 128;
-          stream_k::add_partials<Tl::kAcc, kConsumers>(p.ws, acc, staging, blockIdx.x,
-                                                       unit_end_iter, iters, gridDim.x, consumer,
-                                                       t, barrier_id);
+          stream_k::add_partials<Tl::kAcc, kConsumers>(p.ws, acc, blockIdx.x, unit_end_iter, iters,
+                                                       gridDim.x, consumer, t, barrier_id);
         }
       }
       if constexpr (kTmaStore) {

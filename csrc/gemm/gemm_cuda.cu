@@ -310,23 +310,23 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
     return t.size(0) == 1 ? (t.size(1) + 7) / 8 * 8 : t.stride(0);
   };
   HalfGemmArgs args{a.const_data_ptr(),
-                          row_stride(a),
-                          w.const_data_ptr(),
-                          row_stride(w),
-                          k_major,
-                          bias.defined() ? bias.const_data_ptr() : nullptr,
-                          out.mutable_data_ptr(),
-                          M,
-                          N,
-                          K,
-                          act,
-                          rung.tf32                             ? HalfType::tf32
-                          : a_in.scalar_type() == at::kBFloat16 ? HalfType::bf16
-                                                                : HalfType::fp16,
-                          rung.launch == launch_gemm_wgmma_split
-                              ? wgmma_split_count(M, N, K, sm_count(), true)
-                              : 0,
-                          wgmma_tile_of(wgmma_tile(M, N, rung.tf32 ? 2 * K : K, sm_count()))};
+                    row_stride(a),
+                    w.const_data_ptr(),
+                    row_stride(w),
+                    k_major,
+                    bias.defined() ? bias.const_data_ptr() : nullptr,
+                    out.mutable_data_ptr(),
+                    M,
+                    N,
+                    K,
+                    act,
+                    rung.tf32                             ? HalfType::tf32
+                    : a_in.scalar_type() == at::kBFloat16 ? HalfType::bf16
+                                                          : HalfType::fp16,
+                    rung.launch == launch_gemm_wgmma_split
+                        ? wgmma_split_count(M, N, K, sm_count(), true)
+                        : 0,
+                    wgmma_tile_of(wgmma_tile(M, N, rung.tf32 ? 2 * K : K, sm_count()))};
   TORCH_CHECK(!tma_rung || wgmma_operands_ok(args), "memopt: the ", rung.name,
               " rung takes M, N, K < 2^31 (TMA coordinates are 32-bit), got M = ", M, ", N = ", N,
               ", K = ", K);
@@ -340,10 +340,7 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   if (streamk) {
     const TileShape tile = stream_k_tile();
     args.tile = wgmma_tile_of(tile);
-    const StreamKWorkspace ws = stream_k_workspace(
-        stream_k_split(ceil_div<int64_t>(M, tile.m) * ceil_div<int64_t>(N, tile.n),
-                       ceil_div<int64_t>(K, 64), sm_count()),
-        tile);
+    const StreamKWorkspace ws = stream_k_workspace(stream_k_split(M, N, K, tile, sm_count()), tile);
     if (ws.bytes > 0) {
       workspace = at::empty({ws.bytes}, a.options().dtype(at::kByte));
       args.workspace = workspace.mutable_data_ptr();

@@ -135,7 +135,8 @@ TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count) {
 // (CUTLASS's stream-K keeps the same "data-parallel waves + 1-2 stream-K
 // waves" split, for the same reason). Fewer tiles than SMs: all shared, at
 // most one CTA a k-tile.
-StreamKSplit stream_k_split(int64_t tiles, int64_t k_tiles, int sm_count) {
+StreamKSplit stream_k_split(int64_t M, int64_t N, int64_t K, TileShape tile, int sm_count) {
+  const int64_t tiles = tile_count(M, N, tile), k_tiles = ceil_div(K, 64);
   StreamKSplit split;
   if (tiles <= 0 || k_tiles <= 0 || sm_count <= 0) return split;
   if (tiles < sm_count) {

@@ -51,14 +51,15 @@ constexpr TileShape kWgmmaTiles[] = {{128, 256}, {128, 128}, {64, 256},
                                      {128, 64},  {64, 128},  {64, 64}};
 TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count);
 
-// Stream-K's split of a shape's output tiles over the persistent grid
-// (kernels/stream_k.cuh): `ctas` CTAs, the last `sk_units` tiles shared out
-// by k-tiles, the ones before them (whole waves) a tile a CTA. sk_units = 0:
-// the tiles fill whole waves, nothing to share.
+// Stream-K's split of an M x N x K GEMM's output tiles (`tile`, k-tiles of
+// 64) over the persistent grid (kernels/stream_k.cuh): `ctas` CTAs, the last
+// `sk_units` tiles shared out by k-tiles, the ones before them (whole waves)
+// a tile a CTA. sk_units = 0: the tiles fill whole waves, nothing to share.
+// The launcher and the workspace's allocation (gemm_cuda.cu) both ask it.
 struct StreamKSplit {
   int64_t ctas = 0, sk_units = 0;
 };
-StreamKSplit stream_k_split(int64_t tiles, int64_t k_tiles, int sm_count);
+StreamKSplit stream_k_split(int64_t M, int64_t N, int64_t K, TileShape tile, int sm_count);
 
 // Its device workspace: a 4-byte flag a (CTA, consumer warpgroup) in the
 // first flag_bytes (zeroed before each launch), then an fp32 partial tile

@@ -50,9 +50,10 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   opt_in_shared_memory(kernel, kSmemBytes, opted_in);
   KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
   if constexpr (kStreamK) {
-    const int64_t k_tiles = (p.K + kBK - 1) / kBK;
-    const StreamKSplit split = stream_k_split(units, k_tiles, sm_count());
-    const StreamKWorkspace ws = stream_k_workspace(split, {Tl::kBlockM, Tl::kBlockN});
+    static_assert(kBK == 64, "stream_k_split counts k-tiles of 64 (16-bit types)");
+    const TileShape tile{Tl::kBlockM, Tl::kBlockN};
+    const StreamKSplit split = stream_k_split(p.M, p.N, p.K, tile, sm_count());
+    const StreamKWorkspace ws = stream_k_workspace(split, tile);
     args.sk_units = split.sk_units;
     args.ws = {static_cast<int*>(p.workspace),
                reinterpret_cast<float*>(static_cast<uint8_t*>(p.workspace) + ws.flag_bytes)};

@@ -24,7 +24,8 @@
 // Determinism: the owner adds the partials in CTA order onto its own
 // accumulators, so the sums are the same every run on the same grid.
 //
-// Workspace (the launcher allocates it, wgmma_streamk_sm90.cu): a flag a
+// Workspace (gemm_cuda.cu allocates it and zeroes the flags; sizes:
+// gemm_plan.h's stream_k_workspace): a flag a
 // (CTA, consumer), zeroed before each launch, and a partial tile a (CTA,
 // consumer) in wgmma's fragment order, float4 [kAcc / 4][128 threads]: a
 // thread writes and the owner's same thread reads the same 16 bytes, a warp

@@ -31,10 +31,6 @@ inline int row_vecs(int64_t row_packs, int64_t element_size) {
   return element_size == 4 && row_packs > 512 * kRowVecs ? kWideRowVecs : kRowVecs;
 }
 
-}  // namespace memopt
-
-namespace memopt {
-
 // A Pack from an address aligned only to `align_bytes` (16, 8, 4 or 2; the
 // same across a warp, so no lane diverges): words of that size, as many as
 // the pack holds. The peeled norm rows read their weight and bias this way,

@@ -12,8 +12,9 @@
 
 namespace memopt {
 
-// kAdd: the fused add + norm (residual read, sum written beside the output).
-template <bool kRms, int kPackBytes, bool kAdd>
+// kAdd: the fused add + norm (residual read, sum written beside the output);
+// kPeel: the 16-byte packs with each row's ends peeled (launch_norm_peeled).
+template <bool kRms, int kPackBytes, bool kAdd, bool kPeel = false>
 void launch_norm_packs(const NormRows& p, cudaStream_t stream, const at::Tensor& residual,
                        const at::Tensor& sum);
 // Compiled in norm_packs_{8,4,2}.cu only: no other file that sees the template's

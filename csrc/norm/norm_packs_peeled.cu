@@ -3,7 +3,6 @@
 // says how). Every dtype and parameter type, the norms and the fused add +
 // norms; a file of its own so that it compiles beside the narrow-pack widths
 // (norm_narrow_packs.h says why). norm_narrow_packs.cu picks it.
-#include "common/dispatch.h"
 #include "norm/norm_narrow_packs.h"
 #include "norm/norm_vectorized_launch.cuh"
 
@@ -12,13 +11,7 @@ namespace memopt {
 template <bool kRms, bool kAdd>
 void launch_norm_peeled(const NormRows& p, cudaStream_t stream, const at::Tensor& residual,
                         const at::Tensor& sum) {
-  MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_norm_peeled", [&] {
-    if (p.fp32_params) {
-      launch_vectorized_sized<scalar_t, float, kRms, kAdd, 16, true>(p, stream, residual, sum);
-    } else {
-      launch_vectorized_sized<scalar_t, scalar_t, kRms, kAdd, 16, true>(p, stream, residual, sum);
-    }
-  });
+  launch_norm_packs<kRms, 16, kAdd, true>(p, stream, residual, sum);
 }
 
 template void launch_norm_peeled<false, false>(const NormRows&, cudaStream_t, const at::Tensor&,

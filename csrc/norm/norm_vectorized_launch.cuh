@@ -133,19 +133,21 @@ void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
       p, residual, sum, stream);
 }
 
-// The vectorized norm at one pack width under 16 bytes, every dtype and
-// parameter type (declared in norm_narrow_packs.h; norm_packs_{8,4,2}.cu
-// instantiate a width each).
-template <bool kRms, int kPackBytes, bool kAdd>
+// The vectorized norm at one pack width, every dtype and parameter type
+// (declared in norm_narrow_packs.h): norm_packs_{8,4,2}.cu instantiate a
+// width under 16 bytes each, norm_packs_peeled.cu the 16-byte peeled kernel
+// (kPeel).
+template <bool kRms, int kPackBytes, bool kAdd, bool kPeel>
 void launch_norm_packs(const NormRows& p, cudaStream_t stream, const at::Tensor& residual,
                        const at::Tensor& sum) {
   MEMOPT_DISPATCH_FLOAT_TYPES(p.input.scalar_type(), "memopt_norm_packs", [&] {
     if constexpr (kPackBytes >= static_cast<int>(sizeof(scalar_t))) {
       if (p.fp32_params) {
-        launch_vectorized_sized<scalar_t, float, kRms, kAdd, kPackBytes>(p, stream, residual, sum);
+        launch_vectorized_sized<scalar_t, float, kRms, kAdd, kPackBytes, kPeel>(p, stream,
+                                                                                residual, sum);
       } else {
-        launch_vectorized_sized<scalar_t, scalar_t, kRms, kAdd, kPackBytes>(p, stream, residual,
-                                                                            sum);
+        launch_vectorized_sized<scalar_t, scalar_t, kRms, kAdd, kPackBytes, kPeel>(p, stream,
+                                                                                   residual, sum);
       }
     }
   });

@@ -61,7 +61,7 @@ __device__ __forceinline__ void fence64(float (&d)[64]) {
 // One consumer's 128 x 128 tile out through its staging boxes: box 2 rh + ch
 // holds rows 64 rh.., columns 64 ch... `fresh`: no store of this consumer is
 // pending yet.
-template <typename T>
+template <typename T, Activation kAct>
 __device__ __forceinline__ void store_tile(const KernelArgs& p, const CUtensorMap* map_out,
                                            const float (&acc0)[64], const float (&acc1)[64],
                                            uint8_t* c_smem, int64_t m0, int64_t n0, int t,
@@ -84,8 +84,8 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const CUtensorMa
       const float(&acc)[64] = rh == 0 ? acc0 : acc1;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        wgmma::stage_pair<T>(c_smem + (2 * rh + ch) * kBoxBytes, row0 + 8 * h, in_box, p.act,
-                             acc[4 * j + 2 * h] + b0, acc[4 * j + 2 * h + 1] + b1);
+        wgmma::stage_pair<T, kAct>(c_smem + (2 * rh + ch) * kBoxBytes, row0 + 8 * h, in_box,
+                                   acc[4 * j + 2 * h] + b0, acc[4 * j + 2 * h + 1] + b1);
       }
     }
   }
@@ -213,8 +213,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (t % 32 == 0) sm90::mbar_arrive(&empty[prev_stage]);
       // Hand the tensor cores to the other consumer, then store.
       if (t == 0) sm90::mbar_arrive(&turn[1 - consumer]);
-      store_tile<T>(p, &map_out, acc0, acc1, c_smem, tm * kBlockM, tn * kBlockN, t, 1 + consumer,
-                    fresh);
+      with_activation(p.act, [&](auto act) {
+        store_tile<T, decltype(act)::value>(p, &map_out, acc0, acc1, c_smem, tm * kBlockM,
+                                            tn * kBlockN, t, 1 + consumer, fresh);
+      });
       fresh = false;
     }
     if (t == 0) sm90::bulk_wait<0>();

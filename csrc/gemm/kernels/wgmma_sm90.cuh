@@ -173,7 +173,7 @@ __device__ __forceinline__ void wgmma_step(float (&acc)[kAcc], uint64_t desc_a, 
 // (v0, v1) at (row, n), (row, n + 1) and (v2, v3) at row + 8; masked at M
 // and N. n is even, so pairs go out as one 4-byte store when the rows keep
 // them 4-byte aligned (N even).
-template <typename T>
+template <typename T, Activation kAct>
 __device__ __forceinline__ void store_group(const KernelArgs& p, int64_t row, int64_t n, float v0,
                                             float v1, float v2, float v3) {
   if (n >= p.N) return;
@@ -187,8 +187,8 @@ __device__ __forceinline__ void store_group(const KernelArgs& p, int64_t row, in
   for (int h = 0; h < 2; ++h) {
     const int64_t m = row + 8 * h;
     if (m >= p.M) continue;
-    const float x0 = apply_activation(p.act, lo[h] + b0);
-    const float x1 = apply_activation(p.act, hi[h] + b1);
+    const float x0 = activate<kAct>(lo[h] + b0);
+    const float x1 = activate<kAct>(hi[h] + b1);
     T* dst = out + m * p.N + n;
     if (p.N % 2 == 0 && second) {
       *reinterpret_cast<typename Half<T>::Pair*>(dst) = Half<T>::round_pair(x0, x1);
@@ -203,13 +203,13 @@ __device__ __forceinline__ void store_group(const KernelArgs& p, int64_t row, in
 // bias and activation. wgmma's fp32 fragment: thread t of the warpgroup
 // holds, for each j < kAcc / 4, rows 16 (t / 32) + (t % 32) / 4 (+ 8) and
 // columns 8 j + 2 (t % 4) (+ 1), in acc[4 j .. 4 j + 3].
-template <typename T, int kAcc>
+template <typename T, Activation kAct, int kAcc>
 __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&acc)[kAcc],
                                            int64_t m0, int64_t n0, int t) {
   const int64_t row = m0 + 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
   for (int j = 0; j < kAcc / 4; ++j) {
-    store_group<T>(p, row, n0 + 8 * j + 2 * (t % 4), acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
+    store_group<T, kAct>(p, row, n0 + 8 * j + 2 * (t % 4), acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
                    acc[4 * j + 3]);
   }
 }
@@ -218,13 +218,12 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&ac
 // a 64 x 64 box of 2-byte elements in TMA's 128-byte swizzle: the 16-byte
 // chunk index XOR row % 8, so the 8 rows a warp writes per store land in 8
 // different bank groups. col is even.
-template <typename T>
-__device__ __forceinline__ void stage_pair(uint8_t* box, int row, int col, Activation act,
-                                           float v0, float v1) {
+template <typename T, Activation kAct>
+__device__ __forceinline__ void stage_pair(uint8_t* box, int row, int col, float v0, float v1) {
   const int chunk = (col / 8) ^ (row % 8);
   uint8_t* dst = box + row * 128 + chunk * 16 + (col % 8) * 2;
   *reinterpret_cast<typename Half<T>::Pair*>(dst) =
-      Half<T>::round_pair(apply_activation(act, v0), apply_activation(act, v1));
+      Half<T>::round_pair(activate<kAct>(v0), activate<kAct>(v1));
 }
 
 // The epilogue through shared memory: bias and activation in fp32, rounded,
@@ -236,7 +235,7 @@ __device__ __forceinline__ void stage_pair(uint8_t* box, int row, int col, Activ
 // boxes, each waiting until TMA has read the one before out of shared
 // memory. A box is written again only after its last store has read it
 // (`fresh`: nothing of this consumer's is pending yet).
-template <typename T, int kStaged, int kAcc>
+template <typename T, int kStaged, Activation kAct, int kAcc>
 __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtensorMap* map_out,
                                                const float (&acc)[kAcc], uint8_t* c_smem,
                                                int64_t m0, int64_t n0, int t, int consumer,
@@ -264,8 +263,8 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int box = (col / 64) % kStaged;
-        stage_pair<T>(c_smem + box * kCBoxBytes, row0 + 8 * h, col % 64, p.act,
-                      acc[4 * j + 2 * h] + b0, acc[4 * j + 2 * h + 1] + b1);
+        stage_pair<T, kAct>(c_smem + box * kCBoxBytes, row0 + 8 * h, col % 64,
+                            acc[4 * j + 2 * h] + b0, acc[4 * j + 2 * h + 1] + b1);
       }
     }
     sm90::fence_proxy_async_smem();
@@ -416,6 +415,10 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
 
   const int warpgroup = threadIdx.x / 128;
   const uint32_t rank = kClusterM > 1 ? sm90::cluster_rank() : 0;
+  // Timeline stamps (gemm/kernels/stamps.cuh; nothing in the extension's
+  // build), read by benchmarks/tune/stamp_wgmma_streamk.cu.
+  MEMOPT_STAMP(0);
+  MEMOPT_STAMP_SM();
   if (threadIdx.x == 0) {
     sm90::prefetch_tensormap(&map_a);
     sm90::prefetch_tensormap(&map_b);
@@ -464,6 +467,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         load_tile<T, Tl, kBKMajor, kClusterM, kStages>(&map_a, &map_b, smem, full, empty, m0, n0,
                                                     kt_begin, kt_end, rank, stage, phase);
       });
+      MEMOPT_STAMP(1);  // every load issued
     }
   } else {
     if constexpr (kConsumers > 1) sm90::setmaxnreg_inc<kConsumerRegs>();
@@ -483,16 +487,24 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     int stage = 0;
     uint32_t phase = 0;
     bool first_tile = true;
+#ifdef MEMOPT_WGMMA_STAMPS
+    int stamp_items = 0;
+#endif
     const int barrier_id = 1 + consumer;  // store_tile_tma's too: the same 128 threads
     for_each_item([&](int64_t unit, int kt_begin, int kt_end) {
       int64_t tm, tn;
       tile_of(unit, tm, tn);
       mma_tile<T, Tl, kBKMajor, kStages>(acc, smem, full, consumer, kt_begin, kt_end, stage, phase,
                                          release);
+#ifdef MEMOPT_WGMMA_STAMPS
+      if (stamp_items++ == 0) MEMOPT_STAMP(3);  // the first item's wgmmas done
+      MEMOPT_STAMP(4);                          // the last item's
+#endif
       if constexpr (kStreamK) {
         if (kt_begin > 0) {  // not the tile's first k-tiles: the owner stores it
           stream_k::publish(p.ws, acc, static_cast<int64_t>(blockIdx.x) * kConsumers + consumer,
                             t, barrier_id);
+          MEMOPT_STAMP(5);
           return;
         }
         if (kt_end < k_tiles) {
@@ -500,19 +512,30 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
           const int64_t unit_end_iter = (unit - (num_units - sk_units) + 1) * k_tiles;
           stream_k::add_partials<Tl::kAcc, kConsumers>(p.ws, acc, blockIdx.x, unit_end_iter, iters,
                                                        gridDim.x, consumer, t, barrier_id);
+          MEMOPT_STAMP(6);  // the partials added
         }
       }
-      if constexpr (kTmaStore) {
-        store_tile_tma<T, kStaged>(p, &map_out, acc, c_smem + consumer * kStaged * kCBoxBytes,
-                                   tm * kBlockM + consumer * 64, tn * kBlockN, t, consumer,
-                                   first_tile);
-      } else {
-        store_tile<T>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
-      }
+      // The activation's switch once a tile, outside the unrolled stores: with
+      // it at every element the 128 x 256 epilogue took 4.5 us on fetching
+      // the code of the four activations not taken, 1.25 us without
+      // (benchmarks/tune/stamp_wgmma_streamk.cu, H200).
+      with_activation(p.act, [&](auto act) {
+        constexpr Activation kAct = decltype(act)::value;
+        if constexpr (kTmaStore) {
+          store_tile_tma<T, kStaged, kAct>(p, &map_out, acc,
+                                           c_smem + consumer * kStaged * kCBoxBytes,
+                                           tm * kBlockM + consumer * 64, tn * kBlockN, t,
+                                           consumer, first_tile);
+        } else {
+          store_tile<T, kAct>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
+        }
+      });
       first_tile = false;
+      MEMOPT_STAMP(7);  // the last tile's stores issued
     });
     // The last stores must be complete before the grid ends.
     if (kTmaStore && t == 0) sm90::bulk_wait<0>();
+    MEMOPT_STAMP(8);
   }
   // A peer may still multicast into this CTA or arrive on its barriers until
   // its own last k-tile: no CTA of a cluster leaves before all are done.

@@ -65,46 +65,33 @@ int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_dev
   return splits;
 }
 
-// The tile with the least estimated time: waves x (k-tiles x the per-k-tile
-// time of a wave of that tile + the wave's fixed time), measured on the H200
-// by benchmarks/tune/sweep_wgmma_tiles.py (benchmarks/results/tune/
-// wgmma_tiles_h200.json, the Llama layers at M = 16-2048, and
+// The tile with the least estimated time: waves x k-tiles x the per-k-tile
+// time of a wave of that tile, measured on the H200 by
+// benchmarks/tune/sweep_wgmma_tiles.py (benchmarks/results/tune/
+// wgmma_tiles_h200.json, the Llama layers at M = 64-2048, and
 // wgmma_tiles_encoders_h200.json, the hidden-768 layers of BERT, GPT-2 and
-// ViT at M = 1576 and 4096).
-// - Per k-tile: the median over shapes whose waves are full. 128 x 256 is
-//   compute-bound (0.81 us a k-tile = 680 TFLOP/s over 132 SMs); the narrower
-//   tiles stream (64 x 64: 16 KB a k-tile every 0.21 us, 77 GB/s an SM). A
-//   lone partial wave of 128 x 256 runs slower a k-tile than a full one
-//   (0.86-1.2 us at 86-128 tiles: fewer stages in flight than the narrow
-//   tiles' 6-13), so it counts 0.90 there.
-// - A wave's fixed time (the epilogue and the refill of the pipeline after
-//   it, which the two-consumer tiles do not overlap with their wgmmas), fitted
-//   over both sweeps (a grid of 0-4 us a tile; the smallest of the equal
-//   fits): 3 us for 128 x 256, 1 for 128 x 128 and 64 x 256, none for the
-//   one-consumer and 64-column tiles. It decides the short-K shapes: M = 4096,
-//   N = K = 768 (12 k-tiles) takes 128 x 64 at 16.7 us where the per-k-tile
-//   term alone took 128 x 128 at 18.8. Over the 59 swept shapes the rule is
-//   0.6% from the per-shape best tile (geomean), against 1.3% without the
-//   term; the one shape it makes slower is M = 2048, N = 22016 (128 x 128 at
-//   620 us against 128 x 256 at 598).
+// ViT at M = 1576 and 4096) and fitted by benchmarks/tune/fit_wgmma_tile_rule.py
+// (coordinate descent on the rule's geomean loss against the per-shape best
+// tile: 0.44% over the 52 shapes).
+// - 128 x 256 is compute-bound (0.75 us a k-tile = 730 TFLOP/s over 132 SMs);
+//   the narrower tiles stream (64 x 64: 16 KB a k-tile every 0.22 us, 75 GB/s
+//   an SM). A lone partial wave of 128 x 256 runs slower a k-tile (fewer
+//   stages in flight than the narrow tiles' 6-13), so it counts 0.87 there.
+// - The fit has no fixed time a wave any more. Until the epilogue took its
+//   activation as a template argument (kernels/wgmma_sm90.cuh) it had 3 us
+//   for 128 x 256 and 1 for 128 x 128 and 64 x 256: the epilogue's
+//   instruction fetches (4.5 us a 128 x 256 tile, 1.25 now).
 // - A tile replaces the one before it in kWgmmaTiles only when 2% faster, so
-//   near-ties keep the larger tile and two consumers (M = 256, N = 4096: 128
-//   x 64 at 23.2 us, 64 x 128 at 24.7).
-// The cuBLAS kernels that ncu names at the Llama layers make the same picks
+//   near-ties keep the larger tile and two consumers.
+// The cuBLAS kernels that ncu names at the Llama layers make similar picks
 // at M = 128-512 (benchmarks/tune/ncu_medium_m.py; docs/perf-notes.md).
 double wave_ktile_ns(TileShape t, int64_t tiles, int sm_count) {
-  if (t.m == 128 && t.n == 256) return tiles < sm_count ? 900 : 809;
-  if (t.m == 128 && t.n == 128) return 422;
-  if (t.m == 64 && t.n == 256) return 481;
+  if (t.m == 128 && t.n == 256) return tiles < sm_count ? 869 : 753;
+  if (t.m == 128 && t.n == 128) return 426;
+  if (t.m == 64 && t.n == 256) return 456;
   if (t.m == 128 && t.n == 64) return 281;
-  if (t.m == 64 && t.n == 128) return 279;
-  return 212;  // 64 x 64
-}
-
-double wave_fixed_ns(TileShape t) {
-  if (t.m == 128 && t.n == 256) return 3000;
-  if ((t.m == 128 && t.n == 128) || (t.m == 64 && t.n == 256)) return 1000;
-  return 0;
+  if (t.m == 64 && t.n == 128) return 282;
+  return 217;  // 64 x 64
 }
 
 int64_t tile_count(int64_t M, int64_t N, TileShape t) {
@@ -117,8 +104,8 @@ TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count) {
   const double k_tiles = static_cast<double>(ceil_div(K, 64));
   const auto estimate = [&](TileShape t) {
     const int64_t tiles = tile_count(M, N, t);
-    return static_cast<double>(ceil_div(tiles, sm_count)) *
-           (k_tiles * wave_ktile_ns(t, tiles, sm_count) + wave_fixed_ns(t));
+    return static_cast<double>(ceil_div(tiles, sm_count)) * k_tiles *
+           wave_ktile_ns(t, tiles, sm_count);
   };
   TileShape best = kWgmmaTiles[0];
   double best_ns = estimate(best);

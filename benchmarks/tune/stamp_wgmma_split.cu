@@ -19,28 +19,11 @@
 #include "common/cluster_launch.cuh"
 #include "gemm/kernels/wgmma_split_sm90.cuh"
 #include "gemm/tma_map.h"
+#include "stamp_common.cuh"
 
 using namespace memopt;
 
 namespace {
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t e = (call);                                                          \
-    if (e != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
-
-__global__ void fill(__nv_bfloat16* p, int64_t n, uint32_t seed) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-    h ^= h >> 13;
-    p[i] = __float2bfloat16((static_cast<float>(h & 0xffff) / 65536.f - 0.5f) * 0.05f);
-  }
-}
 
 const char* kMilestones[] = {"entry",         "barriers set",  "first k-tile in",
                              "loads issued",  "mma done",      "partial written",
@@ -48,12 +31,8 @@ const char* kMilestones[] = {"entry",         "barriers set",  "first k-tile in"
 
 void run(int M, int N, int K, int splits, void* flush, size_t flush_bytes) {
   using namespace wgmma;
-  __nv_bfloat16 *x, *w, *out;
-  CHECK(cudaMalloc(&x, sizeof(__nv_bfloat16) * M * K));
-  CHECK(cudaMalloc(&w, sizeof(__nv_bfloat16) * N * K));
-  CHECK(cudaMalloc(&out, sizeof(__nv_bfloat16) * M * N));
-  fill<<<264, 256>>>(x, int64_t{M} * K, 1);
-  fill<<<264, 256>>>(w, int64_t{N} * K, 2);
+  const LinearOperands ops(M, N, K);
+  __nv_bfloat16 *const x = ops.x, *const w = ops.w, *const out = ops.out;
   const CUtensorMap map_a = make_tma_map(x, HalfType::bf16, M, K, K, kBlockM, kBlockK);
   const CUtensorMap map_b = make_tma_map(w, HalfType::bf16, N, K, K, kBlockN, kBlockK);
   const int64_t tiles = ((M + kBlockM - 1) / kBlockM) * ((N + kBlockN - 1) / kBlockN);
@@ -117,9 +96,6 @@ void run(int M, int N, int K, int splits, void* flush, size_t flush_bytes) {
     std::printf("  %-16s median CTA %6.2f us  last CTA %6.2f us\n", kMilestones[s], m[kReps / 2],
                 l[kReps / 2]);
   }
-  CHECK(cudaFree(x));
-  CHECK(cudaFree(w));
-  CHECK(cudaFree(out));
 }
 
 }  // namespace

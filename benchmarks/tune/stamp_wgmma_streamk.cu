@@ -23,28 +23,11 @@
 #include "gemm/gemm_plan.h"
 #include "gemm/kernels/wgmma_sm90.cuh"
 #include "gemm/tma_map.h"
+#include "stamp_common.cuh"
 
 using namespace memopt;
 
 namespace {
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t e = (call);                                                          \
-    if (e != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
-
-__global__ void fill(__nv_bfloat16* p, int64_t n, uint32_t seed) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-    h ^= h >> 13;
-    p[i] = __float2bfloat16((static_cast<float>(h & 0xffff) / 65536.f - 0.5f) * 0.05f);
-  }
-}
 
 struct Milestone {
   const char* name;
@@ -62,12 +45,8 @@ template <typename Tl, bool kStreamK>
 void run(int M, int N, int K, void* flush, size_t flush_bytes, int sms) {
   using namespace wgmma;
   constexpr int kStaged = Tl::kOutBoxes;
-  __nv_bfloat16 *x, *w, *out;
-  CHECK(cudaMalloc(&x, sizeof(__nv_bfloat16) * M * K));
-  CHECK(cudaMalloc(&w, sizeof(__nv_bfloat16) * N * K));
-  CHECK(cudaMalloc(&out, sizeof(__nv_bfloat16) * M * N));
-  fill<<<264, 256>>>(x, int64_t{M} * K, 1);
-  fill<<<264, 256>>>(w, int64_t{N} * K, 2);
+  const LinearOperands ops(M, N, K);
+  __nv_bfloat16 *const x = ops.x, *const w = ops.w, *const out = ops.out;
   const CUtensorMap map_a = make_tma_map(x, HalfType::bf16, M, K, K, Tl::kBlockM, kBlockK);
   const CUtensorMap map_b = make_tma_map(w, HalfType::bf16, N, K, K, Tl::kBlockN, kBlockK);
   const CUtensorMap map_out = make_tma_map(out, HalfType::bf16, M, N, N, 64, 64);
@@ -139,9 +118,6 @@ void run(int M, int N, int K, void* flush, size_t flush_bytes, int sms) {
     std::printf("  %-20s median CTA %7.2f us  last CTA %7.2f us\n", kMilestones[i].name,
                 med[i][kReps / 2], last[i][kReps / 2]);
   }
-  CHECK(cudaFree(x));
-  CHECK(cudaFree(w));
-  CHECK(cudaFree(out));
   if (ws != nullptr) CHECK(cudaFree(ws));
 }
 

@@ -51,7 +51,8 @@ void run(int M, int N, int K, void* flush, size_t flush_bytes, int sms) {
   const CUtensorMap map_b = make_tma_map(w, HalfType::bf16, N, K, K, Tl::kBlockN, kBlockK);
   const CUtensorMap map_out = make_tma_map(out, HalfType::bf16, M, N, N, 64, 64);
   const TileShape tile{Tl::kBlockM, Tl::kBlockN};
-  const int64_t tiles = ((M + Tl::kBlockM - 1) / Tl::kBlockM) * ((N + Tl::kBlockN - 1) / Tl::kBlockN);
+  const int64_t tiles =
+      ((M + Tl::kBlockM - 1) / Tl::kBlockM) * ((N + Tl::kBlockN - 1) / Tl::kBlockN);
   KernelArgs args{out, nullptr, M, N, K, Activation::none};
   int grid = static_cast<int>(std::min<int64_t>(tiles, sms));
   void* ws = nullptr;

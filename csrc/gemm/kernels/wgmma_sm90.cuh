@@ -209,8 +209,8 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&ac
   const int64_t row = m0 + 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
   for (int j = 0; j < kAcc / 4; ++j) {
-    store_group<T, kAct>(p, row, n0 + 8 * j + 2 * (t % 4), acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
-                   acc[4 * j + 3]);
+    store_group<T, kAct>(p, row, n0 + 8 * j + 2 * (t % 4), acc[4 * j], acc[4 * j + 1],
+                         acc[4 * j + 2], acc[4 * j + 3]);
   }
 }
 

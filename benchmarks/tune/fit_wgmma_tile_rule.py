@@ -1,5 +1,5 @@
-"""Fit gemm_plan.cpp's wgmma tile rule (wave_ktile_ns, wave_fixed_ns) to the tile sweeps'
-JSON, and score it against the per-shape best tile. Runs anywhere (no GPU).
+"""Fit gemm_plan.cpp's wgmma tile rule (wave_ktile_ns; a fixed time a wave, which the rule
+drops while the fit finds it 0) to the tile sweeps' JSON, and score it against the per-shape best tile. Runs anywhere (no GPU).
 
     python benchmarks/tune/fit_wgmma_tile_rule.py \
         benchmarks/results/tune/wgmma_tiles_h200.json \
@@ -39,8 +39,7 @@ def load(paths: list[str]) -> tuple[list[dict], int]:
         for r in data["records"]:
             us = {t: r["us"].get(f"wgmma {t[0]}x{t[1]}") for t in TILES}
             if all(v is not None for v in us.values()):
-                records.append({"M": r["M"], "N": r["N"], "K": r["K"], "us": us,
-                                "cublas": r["cublas_us"]})
+                records.append({"M": r["M"], "N": r["N"], "K": r["K"], "us": us})
     return records, sms
 
 
@@ -86,8 +85,8 @@ def pick(r: dict, ktile: dict, fixed: dict, sms: int) -> tuple:
 
 
 def loss(records: list[dict], fixed: dict, sms: int, ktile: dict | None = None) -> float:
-    """Geomean of (the rule's pick's time / the best tile's time) - 1; ktile fitted to
-    `fixed` unless given."""
+    """Geomean of (the rule's pick's time / the best tile's time) - 1; ktile the per-k-tile
+    medians unless given."""
     ktile = ktile if ktile is not None else per_ktile(records, sms)
     logs = [math.log(r["us"][pick(r, ktile, fixed, sms)] / min(r["us"].values())) for r in records]
     return math.exp(sum(logs) / len(logs)) - 1

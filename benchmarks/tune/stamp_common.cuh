@@ -1,8 +1,14 @@
 // What the timeline-stamp probes (stamp_wgmma_split.cu, stamp_wgmma_streamk.cu)
-// share: a CUDA call checked (a failure exits with its line), and a bf16
-// buffer filled with small pseudo-random values (never zeros, so the tensor
-// cores do real work and the outputs are not all equal).
+// share: a CUDA call checked (a failure exits with its line), the linear
+// layer's operands filled with small pseudo-random values (never zeros, so the
+// tensor cores do real work and the outputs are not all equal), a launch timed
+// by CUDA events, and the stamps read back. Include it after defining
+// MEMOPT_WGMMA_STAMPS.
 #pragma once
+
+#ifndef MEMOPT_WGMMA_STAMPS
+#error "define MEMOPT_WGMMA_STAMPS before including the kernels and stamp_common.cuh"
+#endif
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -10,6 +16,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
+
+#include "gemm/kernels/stamps.cuh"
 
 #define CHECK(call)                                                                  \
   do {                                                                               \
@@ -44,5 +53,31 @@ struct LinearOperands {
     cudaFree(x);
     cudaFree(w);
     cudaFree(out);
+  }
+};
+
+// `launch()` between two CUDA events, then the device synchronized: its time in µs.
+template <typename Launch>
+float timed_us(cudaEvent_t start, cudaEvent_t end, const Launch& launch) {
+  CHECK(cudaEventRecord(start));
+  launch();
+  CHECK(cudaGetLastError());
+  CHECK(cudaEventRecord(end));
+  CHECK(cudaDeviceSynchronize());
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, start, end));
+  return ms * 1e3f;
+}
+
+// g_stamps copied back: at(block, warpgroup, slot) in ns of %globaltimer.
+struct StampReadout {
+  std::vector<uint64_t> host = std::vector<uint64_t>(
+      static_cast<size_t>(memopt::kStampBlocks) * memopt::kStampGroups * memopt::kStampSlots);
+  StampReadout() {
+    CHECK(cudaMemcpyFromSymbol(host.data(), memopt::g_stamps, host.size() * sizeof(uint64_t)));
+  }
+  uint64_t at(int block, int group, int slot) const {
+    return host[(static_cast<size_t>(block) * memopt::kStampGroups + group) *
+                    memopt::kStampSlots + slot];
   }
 };

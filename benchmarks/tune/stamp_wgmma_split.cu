@@ -52,19 +52,12 @@ void run(int M, int N, int K, int splits, void* flush, size_t flush_bytes) {
   CHECK(cudaEventCreate(&end));
   for (int rep = -2; rep < kReps; ++rep) {
     CHECK(cudaMemset(flush, 0, flush_bytes));
-    CHECK(cudaEventRecord(start));
-    CHECK(launch.launch(kernel, map_a, map_b, args, kps));
-    CHECK(cudaEventRecord(end));
-    CHECK(cudaDeviceSynchronize());
+    const float us =
+        timed_us(start, end, [&] { CHECK(launch.launch(kernel, map_a, map_b, args, kps)); });
     if (rep < 0) continue;
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, start, end));
-    event_us.push_back(ms * 1e3f);
-    std::vector<uint64_t> host(kStampBlocks * kStampGroups * kStampSlots);
-    CHECK(cudaMemcpyFromSymbol(host.data(), g_stamps, host.size() * sizeof(uint64_t)));
-    const auto at = [&](int b, int g, int s) {
-      return host[(static_cast<size_t>(b) * kStampGroups + g) * kStampSlots + s];
-    };
+    event_us.push_back(us);
+    const StampReadout stamps;
+    const auto at = [&](int b, int g, int s) { return stamps.at(b, g, s); };
     uint64_t t0 = ~uint64_t{0};
     for (int b = 0; b < blocks; ++b) t0 = std::min(t0, at(b, 0, 0));
     for (int s = 0; s < 9; ++s) {

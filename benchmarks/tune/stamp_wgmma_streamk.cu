@@ -76,25 +76,19 @@ void run(int M, int N, int K, void* flush, size_t flush_bytes, int sms) {
   cudaEvent_t start, end;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&end));
-  std::vector<uint64_t> host(kStampBlocks * kStampGroups * kStampSlots);
+  // Zeroed before each launch: a CTA that never reaches a milestone leaves a 0.
+  const std::vector<uint64_t> zeros(StampReadout().host.size(), 0);
   for (int rep = -2; rep < kReps; ++rep) {
     CHECK(cudaMemset(flush, 0, flush_bytes));
-    CHECK(cudaMemcpyToSymbol(g_stamps, std::vector<uint64_t>(host.size(), 0).data(),
-                             host.size() * sizeof(uint64_t)));
+    CHECK(cudaMemcpyToSymbol(g_stamps, zeros.data(), zeros.size() * sizeof(uint64_t)));
     if (ws != nullptr) CHECK(cudaMemset(ws, 0, ws_size.flag_bytes));
-    CHECK(cudaEventRecord(start));
-    kernel<<<grid, Tl::kThreads, kSmem>>>(map_a, map_b, map_out, args);
-    CHECK(cudaGetLastError());
-    CHECK(cudaEventRecord(end));
-    CHECK(cudaDeviceSynchronize());
+    const float us = timed_us(start, end, [&] {
+      kernel<<<grid, Tl::kThreads, kSmem>>>(map_a, map_b, map_out, args);
+    });
     if (rep < 0) continue;
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, start, end));
-    event_us.push_back(ms * 1e3f);
-    CHECK(cudaMemcpyFromSymbol(host.data(), g_stamps, host.size() * sizeof(uint64_t)));
-    const auto at = [&](int b, int g, int s) {
-      return host[(static_cast<size_t>(b) * kStampGroups + g) * kStampSlots + s];
-    };
+    event_us.push_back(us);
+    const StampReadout stamps;
+    const auto at = [&](int b, int g, int s) { return stamps.at(b, g, s); };
     uint64_t t0 = ~uint64_t{0};
     for (int b = 0; b < grid; ++b) t0 = std::min(t0, at(b, 0, 0));
     for (int i = 0; i < kCount; ++i) {

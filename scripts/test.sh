@@ -26,4 +26,5 @@ MAX_JOBS=${MAX_JOBS:-$(nproc)} "$PYTHON" -m pip install --no-build-isolation -v 
 echo "== build took $(( $(date +%s) - start )) s"
 
 echo "== pytest"
-"$PYTHON" -m pytest -rs "$@"
+# -rsfE: skips first, then failures and errors, so a log's tail names what went wrong.
+"$PYTHON" -m pytest -rsfE "$@"

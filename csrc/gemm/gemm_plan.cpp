@@ -229,8 +229,8 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
     plan.tiles = tiles;
     plan.ctas = std::min<int64_t>(tiles, sm_count);
     plan.reason =
-        "the persistent wgmma kernel with the tile of the least estimated time: waves x (k-tiles x "
-        "the per-k-tile time of a wave of that tile + a wave's fixed time), measured on the H200";
+        "the persistent wgmma kernel with the tile of the least estimated time: waves x k-tiles x "
+        "the per-k-tile time of a wave of that tile, measured on the H200";
   }
   return plan;
 }

@@ -27,7 +27,8 @@ def test_rung_by_dtype_capability_and_m():
 
 
 # The tile of the least estimated time (waves x k-tiles x a wave's per-k-tile time, the
-# H200 sweeps'): each pick below is the sweep's fastest config at that layer, or within 2% (benchmarks/results/tune/wgmma_tiles_h200.json, the Llama layers;
+# H200 sweeps'): each pick below is the sweep's fastest config at that layer, or within 2%
+# (benchmarks/results/tune/wgmma_tiles_h200.json, the Llama layers;
 # wgmma_tiles_encoders_h200.json, the hidden-768 ones).
 @pytest.mark.parametrize("M, N, K, tile", [
     (64, 6144, 4096, (64, 64)),      # 96 tiles: one wave

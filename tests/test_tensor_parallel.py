@@ -206,7 +206,7 @@ def results(tmp_path_factory):
         try:
             torch.multiprocessing.spawn(_worker, args=(WORLD, free_port(), outdir), nprocs=WORLD)
             break
-        except Exception as exc:  # a rank died before its cases ran: setup, not a result
+        except Exception as exc:  # a rank died outside its per-case try: a start, not a result
             failures.append(f"{type(exc).__name__}: {exc}")
     else:
         pytest.fail(f"the {WORLD} gloo ranks failed to start {SPAWN_TRIES} times:\n"

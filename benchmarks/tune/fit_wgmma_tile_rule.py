@@ -1,5 +1,6 @@
 """Fit gemm_plan.cpp's wgmma tile rule (wave_ktile_ns; a fixed time a wave, which the rule
-drops while the fit finds it 0) to the tile sweeps' JSON, and score it against the per-shape best tile. Runs anywhere (no GPU).
+drops while the fit finds it 0) to the tile sweeps' JSON, and score it against the
+per-shape best tile. Runs anywhere (no GPU).
 
     python benchmarks/tune/fit_wgmma_tile_rule.py \
         benchmarks/results/tune/wgmma_tiles_h200.json \

@@ -71,8 +71,9 @@ float timed_us(cudaEvent_t start, cudaEvent_t end, const Launch& launch) {
 
 // g_stamps copied back: at(block, warpgroup, slot) in ns of %globaltimer.
 struct StampReadout {
-  std::vector<uint64_t> host = std::vector<uint64_t>(
-      static_cast<size_t>(memopt::kStampBlocks) * memopt::kStampGroups * memopt::kStampSlots);
+  static constexpr size_t kCount =
+      static_cast<size_t>(memopt::kStampBlocks) * memopt::kStampGroups * memopt::kStampSlots;
+  std::vector<uint64_t> host = std::vector<uint64_t>(kCount);
   StampReadout() {
     CHECK(cudaMemcpyFromSymbol(host.data(), memopt::g_stamps, host.size() * sizeof(uint64_t)));
   }

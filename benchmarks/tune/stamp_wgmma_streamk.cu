@@ -77,7 +77,7 @@ void run(int M, int N, int K, void* flush, size_t flush_bytes, int sms) {
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&end));
   // Zeroed before each launch: a CTA that never reaches a milestone leaves a 0.
-  const std::vector<uint64_t> zeros(StampReadout().host.size(), 0);
+  const std::vector<uint64_t> zeros(StampReadout::kCount, 0);
   for (int rep = -2; rep < kReps; ++rep) {
     CHECK(cudaMemset(flush, 0, flush_bytes));
     CHECK(cudaMemcpyToSymbol(g_stamps, zeros.data(), zeros.size() * sizeof(uint64_t)));

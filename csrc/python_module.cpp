@@ -161,6 +161,24 @@ PyObject* set_wgmma_tile(PyObject* /*self*/, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// _wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built
+// for (gemm_plan.h's kWgmmaTiles), for the sweep, the sanitizer script and
+// the tests to cover.
+PyObject* wgmma_tiles(PyObject* /*self*/, PyObject* /*args*/) {
+  PyObject* list = PyList_New(0);
+  if (list == nullptr) return nullptr;
+  for (const memopt::TileShape t : memopt::kWgmmaTiles) {
+    PyObject* item = Py_BuildValue("(ii)", t.m, t.n);
+    if (item == nullptr || PyList_Append(list, item) != 0) {
+      Py_XDECREF(item);
+      Py_DECREF(list);
+      return nullptr;
+    }
+    Py_DECREF(item);
+  }
+  return list;
+}
+
 PyMethodDef methods[] = {
     {"variants", variants, METH_VARARGS,
      "variants(op, device_type, capability) -> list of runnable variant names"},
@@ -176,6 +194,8 @@ PyMethodDef methods[] = {
     {"_set_norm_peel", set_norm_peel, METH_VARARGS,
      "_set_norm_peel(mode) -> previous: norm rows off the 16-byte pack in narrow packs (0), by "
      "the rule (1) or peeled (2)"},
+    {"_wgmma_tiles", wgmma_tiles, METH_NOARGS,
+     "_wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built for"},
     {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,
      "_set_wgmma_tile(m, n) -> None: the wgmma rung's output tile ((0, 0): the rule)"},
     {nullptr, nullptr, 0, nullptr}};

@@ -9,8 +9,9 @@ Cases, bfloat16, for each of wgmma, wgmma_split, splitk, gemv and mma that ``tor
 one tile-aligned shape and one with tails in M, N (and K for gemv), in two layouts:
 ``gemm`` (b [K, N] row-major) and ``linear`` (weight [N, K], with a bias and gelu, so
 the epilogue runs too); wgmma also gets a K % 8 != 0 case (its launcher re-lays the
-operands into an aligned copy before TMA), and runs once per output tile (128 x 256 down
-to 64 x 64, through ``torch_memopt._C._set_wgmma_tile``). Each case synchronizes, so a fault is
+operands into an aligned copy before TMA), and runs once per output tile the build has
+(``torch_memopt._C._wgmma_tiles()``, 128 x 256 down to 64 x 64, set through
+``torch_memopt._C._set_wgmma_tile``; ``--tiles 128x192,64x192`` narrows them). Each case synchronizes, so a fault is
 reported against it, and is checked against a float64 reference computed on the CPU
 (so the sanitizer sees only our kernels and the input fills). One line per case.
 
@@ -35,7 +36,6 @@ import torch.nn.functional as F  # noqa: E402
 
 RUNGS = ("wgmma", "wgmma_split", "splitk", "gemv", "mma", "wgmma_streamk")
 STREAMK_TILES = ((128, 256), (128, 128))
-WGMMA_TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
 TOLERANCE = 1e-2  # relative Frobenius error, bfloat16 output
 # (label, M, N, K) per rung: 128x256 and 256x128 tiles see whole tiles at 256x256x128;
 # 130x200x72 leaves tails in M and N (K a multiple of 8: TMA reads it directly).
@@ -83,6 +83,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--rungs", default=",".join(RUNGS),
                         help="comma-separated subset of " + ", ".join(RUNGS) + " (default: all)")
+    parser.add_argument("--tiles", default="",
+                        help="wgmma's tiles as MxN, comma-separated (default: every built tile)")
     args = parser.parse_args(argv)
 
     import torch_memopt
@@ -102,10 +104,17 @@ def main(argv=None) -> int:
         return 2
     from torch_memopt import _C
 
+    wgmma_tiles = [tuple(t) for t in _C._wgmma_tiles()]
+    if args.tiles:
+        asked = [tuple(int(v) for v in t.split("x")) for t in args.tiles.split(",") if t.strip()]
+        unknown = [t for t in asked if t not in wgmma_tiles]
+        if unknown:
+            parser.error(f"--tiles: {unknown} not among the built tiles {wgmma_tiles}")
+        wgmma_tiles = asked
     torch.manual_seed(0)
     failures = 0
     configs = [(rung, tile) for rung in rungs
-               for tile in {"wgmma": WGMMA_TILES, "wgmma_streamk": STREAMK_TILES}.get(rung, ((0, 0),))]
+               for tile in {"wgmma": wgmma_tiles, "wgmma_streamk": STREAMK_TILES}.get(rung, ((0, 0),))]
     for rung, tile in configs:
         name = f"{rung} {tile[0]}x{tile[1]}" if tile[0] else rung
         for label, m, n, k in SHAPES[rung]:

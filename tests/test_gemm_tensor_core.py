@@ -411,7 +411,10 @@ def wgmma_tile():
     _C._set_wgmma_tile(0, 0)
 
 
-WGMMA_TILES = [(128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64)]
+# Every tile the rung is built for (test_every_built_wgmma_tile_is_tested holds this list
+# to torch_memopt._C._wgmma_tiles()).
+WGMMA_TILES = [(128, 256), (128, 192), (128, 128), (64, 256), (64, 192), (128, 64), (64, 128),
+               (64, 64)]
 # (M, N, K): the Llama o-proj at 128 tokens (the case the narrow tiles are for), one
 # row, tails in M, N and K (N = 1001: the epilogue from registers; 264: TMA stores with
 # a partial last box), K = 4104 (65 k-tiles: the stage ring wraps unevenly), K = 40
@@ -457,6 +460,14 @@ def test_wgmma_streamk_every_split(tile, dtype, layout, wgmma_tile):
     failures = float64_and_repeat_failures("wgmma_streamk", layout, STREAMK_SHAPES, dtype,
                                            TOLERANCE[dtype], "gelu")
     assert not failures, f"wgmma_streamk, tile {tile}, {dtype}:\n" + "\n".join(failures)
+
+
+def test_every_built_wgmma_tile_is_tested():
+    """A tile added to gemm_plan.h's kWgmmaTiles fails here until WGMMA_TILES (and so the
+    float64 tests above) cover it."""
+    from torch_memopt import _C
+
+    assert sorted(_C._wgmma_tiles()) == sorted(WGMMA_TILES)
 
 
 def test_set_wgmma_tile_rejects_unknown_tiles():

@@ -23,7 +23,11 @@ import math
 import statistics
 import sys
 
-TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
+# The tiles the fit scores, in kWgmmaTiles' order (gemm_plan.h): those every record has a
+# time for (load drops the others, so sweeps made before a tile existed still fit).
+ALL_TILES = ((128, 256), (128, 192), (128, 128), (64, 256), (64, 192), (128, 64), (64, 128),
+             (64, 64))
+TILES = ALL_TILES
 # The constants in gemm_plan.cpp now, scored beside the fit (edit with the rule).
 RULE_KTILE = {((128, 256), False): 753, ((128, 256), True): 869, ((128, 128), False): 426,
               ((64, 256), False): 456, ((128, 64), False): 281, ((64, 128), False): 282,
@@ -33,14 +37,16 @@ GRID_NS = [250 * i for i in range(17)]
 
 
 def load(paths: list[str]) -> tuple[list[dict], int]:
-    records, sms = [], 0
+    """The records with a time for every tile that all of them timed; sets TILES to those."""
+    global TILES
+    raw, sms = [], 0
     for path in paths:
         data = json.load(open(path))
         sms = data["meta"]["sm_count"]
-        for r in data["records"]:
-            us = {t: r["us"].get(f"wgmma {t[0]}x{t[1]}") for t in TILES}
-            if all(v is not None for v in us.values()):
-                records.append({"M": r["M"], "N": r["N"], "K": r["K"], "us": us})
+        raw += data["records"]
+    TILES = tuple(t for t in ALL_TILES if all(f"wgmma {t[0]}x{t[1]}" in r["us"] for r in raw))
+    records = [{"M": r["M"], "N": r["N"], "K": r["K"],
+                "us": {t: r["us"][f"wgmma {t[0]}x{t[1]}"] for t in TILES}} for r in raw]
     return records, sms
 
 
@@ -79,6 +85,8 @@ def pick(r: dict, ktile: dict, fixed: dict, sms: int) -> tuple:
 
     best, best_ns = TILES[0], estimate(TILES[0])
     for t in TILES:
+        if (t, False) not in ktile:  # no time for it: the rule skips it, as gemm_plan.cpp does
+            continue
         ns = estimate(t)
         if ns < 0.98 * best_ns:
             best, best_ns = t, ns
@@ -118,7 +126,9 @@ def main(paths: list[str]) -> int:
     medians = per_ktile(records, sms)
     # Two starts: the constants in gemm_plan.cpp (so the fit is never worse than them on
     # the data it is given) and the medians with no fixed time; the better fit is kept.
-    fits = [descend(records, sms, dict(RULE_KTILE), dict(RULE_FIXED), medians),
+    # A tile the constants lack starts from its median.
+    seeded = {**{k: round(v) for k, v in medians.items()}, **RULE_KTILE}
+    fits = [descend(records, sms, seeded, dict(RULE_FIXED), medians),
             descend(records, sms, {k: round(v) for k, v in medians.items()},
                     {t: 0 for t in TILES}, medians)]
     ktile, fixed = min(fits, key=lambda f: loss(records, f[1], sms, f[0]))

@@ -1,4 +1,5 @@
-"""Sweep the wgmma rung's output tiles (128 x 256 down to 64 x 64) beside wgmma_split,
+"""Sweep the wgmma rung's output tiles (every one the build has, _C._wgmma_tiles(): 128 x 256
+down to 64 x 64) beside wgmma_split,
 splitk and cuBLAS at the linear layers of Llama-3-8B and Llama-2-7B: the measurements
 behind gemm_plan's tile rule (csrc/gemm/gemm_plan.cpp, wgmma_tile).
 
@@ -36,9 +37,6 @@ TOKENS = (16, 64, 128, 256, 512, 1024, 2048)
 # decoder; M: the e2e suite's prefill (8 x 512 tokens, 8 ViT images x 197 patches).
 ENCODER_SHAPES = ((768, 768), (2304, 768), (3072, 768), (768, 3072), (30522, 768))
 ENCODER_TOKENS = (1576, 4096)
-TILES = ((128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64))
-
-
 STREAMK_TILES = ((128, 256), (128, 128))
 TILED = ("wgmma", "wgmma_streamk")  # the variants whose setting is a tile
 
@@ -46,7 +44,7 @@ TILED = ("wgmma", "wgmma_streamk")  # the variants whose setting is a tile
 def configs(M: int, streamk: bool = False) -> list[tuple[str, tuple]]:
     """(variant, setting): a wgmma / wgmma_streamk tile, a wgmma_split split count (0: the
     rule), or ()."""
-    out = [("wgmma", tile) for tile in TILES] + [("wgmma_split", (0,))]
+    out = [("wgmma", tuple(tile)) for tile in _C._wgmma_tiles()] + [("wgmma_split", (0,))]
     if streamk:
         out += [("wgmma_streamk", tile) for tile in STREAMK_TILES]
     return ([("splitk", ())] if M <= 128 else []) + out + [("auto", ())]

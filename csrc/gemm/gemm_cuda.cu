@@ -116,9 +116,13 @@ at::Tensor weight_view(const at::Tensor& b) {
 
 // gemm_plan's tile shape as the launcher's enum (kWgmmaTiles lists both).
 WgmmaTile wgmma_tile_of(TileShape t) {
-  if (t.m == 128) return t.n == 256 ? WgmmaTile::m128n256 : t.n == 128 ? WgmmaTile::m128n128
-                                                                       : WgmmaTile::m128n64;
-  return t.n == 256 ? WgmmaTile::m64n256 : t.n == 128 ? WgmmaTile::m64n128 : WgmmaTile::m64n64;
+  const bool two_consumers = t.m == 128;
+  switch (t.n) {
+    case 256: return two_consumers ? WgmmaTile::m128n256 : WgmmaTile::m64n256;
+    case 192: return two_consumers ? WgmmaTile::m128n192 : WgmmaTile::m64n192;
+    case 128: return two_consumers ? WgmmaTile::m128n128 : WgmmaTile::m64n128;
+    default: return two_consumers ? WgmmaTile::m128n64 : WgmmaTile::m64n64;
+  }
 }
 
 // auto: gemm_plan.h's choice for the shape (the rules and the measurements

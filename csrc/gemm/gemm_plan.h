@@ -42,13 +42,15 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
 int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_device);
 
 // The wgmma rung's output tile for a shape, rows x columns: one of
-// kWgmmaTiles, or the override's.
+// kWgmmaTiles that the rule has a measured time for (gemm_plan.cpp's
+// wave_ktile_ns), or the override's.
 struct TileShape {
   int m, n;
 };
-// Largest first; of equal areas, two consumer warpgroups (128 rows) first.
-constexpr TileShape kWgmmaTiles[] = {{128, 256}, {128, 128}, {64, 256},
-                                     {128, 64},  {64, 128},  {64, 64}};
+// Every tile the rung is built for. Largest first; of equal areas, two
+// consumer warpgroups (128 rows) first.
+constexpr TileShape kWgmmaTiles[] = {{128, 256}, {128, 192}, {128, 128}, {64, 256},
+                                     {64, 192},  {128, 64},  {64, 128},  {64, 64}};
 TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count);
 
 // Stream-K's split of an M x N x K GEMM's output tiles (`tile`, k-tiles of

@@ -17,7 +17,7 @@ namespace memopt {
 enum class HalfType { bf16, fp16, tf32 };
 
 // The wgmma rung's output tile, rows x columns (gemm_plan.h picks it).
-enum class WgmmaTile { m128n256, m128n128, m128n64, m64n256, m64n128, m64n64 };
+enum class WgmmaTile { m128n256, m128n192, m128n128, m128n64, m64n256, m64n192, m64n128, m64n64 };
 
 // out[m, n] = act(sum_k A[m, k] * B[k, n] + bias[n]), rounded to `dtype`.
 // A[m, k] lives at a[m * a_stride_m + k] (unit k-stride).
@@ -52,7 +52,10 @@ struct HalfGemmArgs {
 // requires b_k_major.
 bool wgmma_operands_ok(const HalfGemmArgs& p);
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
-// launch_gemm_wgmma's narrower tiles (wgmma_tiles_128.cu, wgmma_tiles_64.cu).
+// launch_gemm_wgmma's narrower tiles (wgmma_tiles_128.cu, wgmma_tiles_64.cu,
+// wgmma_tiles_192.cu).
+void launch_gemm_wgmma_128x192(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_64x192(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_128x128(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_128x64(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_64x256(const HalfGemmArgs& p, cudaStream_t stream);

@@ -91,11 +91,15 @@ constexpr int kKSteps = 4;
 // setmaxnreg) and shared memory (3-4 stages of 48 KB); the smaller tiles,
 // the tile count at medium M (M = 128, N = 4096: 16 tiles of 128 x 256, 128
 // of 64 x 64), traded against re-reads of A and B (a 64 x 64 tile moves 16
-// KB a k-tile for 0.5 MFLOP, 128 x 256 48 KB for 4.2).
+// KB a k-tile for 0.5 MFLOP, 128 x 256 48 KB for 4.2); the 192-column tiles,
+// the wave count where 128 or 256 columns leave a last wave mostly idle (M =
+// 256, N = 12288: 384 tiles of 128 x 64 are 2.9 waves of 132 SMs, 128 tiles
+// of 128 x 192 one).
 template <int kBM, int kBN>
 struct Tile {
   static_assert(kBM == 64 || kBM == 128, "one or two consumer warpgroups of 64 rows");
-  static_assert(kBN == 64 || kBN == 128 || kBN == 256, "wgmma n64 / n128 / n256");
+  static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
+                "wgmma n64 / n128 / n192 / n256");
   static constexpr int kBlockM = kBM, kBlockN = kBN;
   static constexpr int kConsumers = kBM / 64;
   static constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
@@ -105,8 +109,9 @@ struct Tile {
   static constexpr int kTileBBytes = kBN * kBlockK * kElemBytes;
   static constexpr int kStageBytes = kTileABytes + kTileBBytes;
   // As many stages as fit beside kStaged staging boxes a consumer: 128 x 256
-  // gets 3 (four boxes) or 4; 128 x 128 6; 128 x 64 8; 64 x 64 13 (the
-  // stage counts cuBLAS's H200 kernels use at these tiles, from their names).
+  // gets 3 (four boxes) or 4; 128 x 192 4; 128 x 128 6; 64 x 192 6; 128 x 64
+  // 8; 64 x 64 13 (the stage counts cuBLAS's H200 kernels use at these tiles,
+  // from their names).
   template <int kStaged>
   static constexpr int stages() {
     return (kSmemLimit - kAlignSlack - kBarrierBytes - kConsumers * kStaged * kCBoxBytes) /

@@ -17,7 +17,9 @@ def plan(M, N, K, dtype=torch.bfloat16, **kw):
 def test_rung_by_dtype_capability_and_m():
     assert plan(4096, 4096, 4096, torch.float32)["variant"] == "warptiled"
     assert plan(32, 4096, 4096)["variant"] == "splitk"
-    assert plan(64, 4096, 14336)["variant"] == "splitk"  # 64 tiles of 64 x 64: half the SMs idle
+    assert plan(64, 4096, 14336)["variant"] == "splitk"  # 64 tiles of 64 x 64, 224 k-tiles
+    assert plan(64, 4096, 4096)["variant"] == "wgmma"  # 64 tiles, 64 k-tiles: 19.0 us vs 20.8
+    assert plan(64, 1024, 4096)["variant"] == "splitk"  # 16 tiles: not swept, splitk as before
     assert plan(64, 6144, 4096)["variant"] == "wgmma"  # 96 tiles of 64 x 64
     assert plan(64, 4096, 4096, aligned=False)["variant"] == "gemv"
     assert plan(64, 4096, 4096, capability=(8, 0))["variant"] == "gemv"
@@ -29,22 +31,24 @@ def test_rung_by_dtype_capability_and_m():
 # The tile of the least estimated time (waves x k-tiles x a wave's per-k-tile time, the
 # H200 sweeps'): each pick below is the sweep's fastest config at that layer, or within 2%
 # (benchmarks/results/tune/wgmma_tiles_h200.json, the Llama layers;
-# wgmma_tiles_encoders_h200.json, the hidden-768 ones).
+# wgmma_tiles_encoders_h200.json, the hidden-768 ones; both 2026-12-04).
 @pytest.mark.parametrize("M, N, K, tile", [
     (64, 6144, 4096, (64, 64)),      # 96 tiles: one wave
     (64, 28672, 4096, (64, 256)),    # 112 tiles
     (128, 4096, 4096, (64, 64)),     # 128 tiles (cuBLAS's kernel: 64 x 64 too)
     (128, 6144, 4096, (128, 64)),    # 96 tiles
-    (128, 12288, 4096, (128, 128)),  # 96 tiles
+    (128, 12288, 4096, (64, 192)),   # 128 tiles: 37.6 us against 128 x 128's 38.3
     (256, 4096, 4096, (128, 64)),    # 128 tiles; 64 x 128 ties and loses to two consumers
+    (256, 12288, 4096, (128, 192)),  # 128 tiles, one wave: 44.4 us against 128 x 64's 52.6
     (512, 4096, 4096, (128, 128)),   # 128 tiles
-    (512, 12288, 4096, (128, 128)),  # 3 waves of 128 x 128 against 2 of 128 x 256
-    (2048, 4096, 4096, (128, 256)),  # compute-bound: the big tile's 730 TFLOP/s
+    (512, 6144, 4096, (128, 192)),   # 128 tiles: 39.9 us against 128 x 64's 49.9
+    (512, 12288, 4096, (128, 192)),  # 2 waves: 74.8 us against 128 x 128's 77.9
+    (2048, 4096, 4096, (128, 256)),  # compute-bound: the big tile's 690 TFLOP/s
     (4096, 4096, 4096, (128, 256)),
-    # 12 k-tiles: wgmma_tiles_encoders_h200.json has 128 x 64 at 16.8 us, 128 x 128 at
-    # 16.6 (within 2%), 128 x 256 at 17.1.
-    (4096, 768, 768, (128, 64)),
-    (1576, 30522, 768, (128, 256)),  # BERT's MLM decoder, ViT's M: 197.6 us against 203.9
+    # 12 k-tiles: wgmma_tiles_encoders_h200.json has 128 x 192 at 13.8 us, 128 x 64 and
+    # 128 x 128 at 16.0, 128 x 256 at 16.4.
+    (4096, 768, 768, (128, 192)),
+    (1576, 30522, 768, (128, 256)),  # BERT's MLM decoder: 198.6 us, 128 x 192 197.1 (< 2%)
 ])
 def test_wgmma_tile_by_estimated_time(M, N, K, tile):
     p = plan(M, N, K)

@@ -18,11 +18,14 @@ constexpr int64_t kMinKTilesPerSplit = 4;
 // splits, H200).
 constexpr int kMaxRuleSplits = 4;
 // Decode shapes: one pass over the weights (splitk, gemv). splitk was the
-// fastest at M = 16 for every Llama layer; at M = 64 a wgmma tile was (64 x
-// 64 at N = 4096-6144: 20.4 / 25.5 us against 21.1 / 34.2) unless its tiles
-// left half the SMs idle (the down-proj, N = 4096, K = 14336: 45.6 against
-// 49.7 us), benchmarks/results/tune/wgmma_tiles_h200.json.
-constexpr int64_t kSplitKRows = 32, kSkinnyRows = 64;
+// fastest at M = 16 for every Llama layer (or within 3%); at M = 64 a wgmma
+// tile was (64 x 64 at N = 6144: 23.8 us against 34.5) unless its tiles
+// leave half the SMs idle and K is long: splitk then, past 64 k-tiles (N =
+// 4096, K = 11008 / 14336: 39.0 / 45.3 us against 64 x 64's 39.7 / 49.0; at
+// K = 4096 64 x 64 took 19.0 against 20.8), benchmarks/results/tune/
+// wgmma_tiles_h200.json (2026-12-04). wgmma_split was never the fastest at
+// M = 64 there (24.5 us at N = K = 4096).
+constexpr int64_t kSplitKRows = 32, kSkinnyRows = 64, kSplitKMinKTiles = 64;
 
 std::atomic<int> g_split_override{0};
 std::atomic<int> g_tile_override{0};  // m * 1000 + n, 0 for the rule
@@ -70,31 +73,30 @@ int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_dev
 // benchmarks/tune/sweep_wgmma_tiles.py (benchmarks/results/tune/
 // wgmma_tiles_h200.json, the Llama layers at M = 64-2048, and
 // wgmma_tiles_encoders_h200.json, the hidden-768 layers of BERT, GPT-2 and
-// ViT at M = 1576 and 4096) and fitted by benchmarks/tune/fit_wgmma_tile_rule.py
-// (coordinate descent on the rule's geomean loss against the per-shape best
-// tile: 0.44% over the 52 shapes).
-// - 128 x 256 is compute-bound (0.75 us a k-tile = 730 TFLOP/s over 132 SMs);
+// ViT at M = 1576 and 4096; both swept again 2026-12-04 with the 192-column
+// tiles) and fitted by benchmarks/tune/fit_wgmma_tile_rule.py (coordinate
+// descent on the rule's geomean loss against the per-shape best tile: 0.39%
+// over the 59 shapes; fixed times a wave would take it to 0.21%, not worth
+// a second constant a tile).
+// - 128 x 256 is compute-bound (0.80 us a k-tile = 690 TFLOP/s over 132 SMs);
 //   the narrower tiles stream (64 x 64: 16 KB a k-tile every 0.22 us, 75 GB/s
-//   an SM). A lone partial wave of 128 x 256 runs slower a k-tile (fewer
-//   stages in flight than the narrow tiles' 6-13), so it counts 0.87 there.
+//   an SM). A lone partial wave of 128 x 256 no longer runs slower a k-tile
+//   (the fit: 793 ns against 799), so it has no time of its own.
+// - 128 x 192 (0.61 us) and 64 x 192 (0.36 us) fill whole waves where the
+//   others leave a last wave mostly idle: M = 256, N = 12288 took 44.4 us in
+//   128 x 192 against 52.6 in the old pick, 128 x 64; M = 512, N = 6144 39.9
+//   against 49.9.
 // - The fit has no fixed time a wave any more. Until the epilogue took its
 //   activation as a template argument (kernels/wgmma_sm90.cuh) it had 3 us
 //   for 128 x 256 and 1 for 128 x 128 and 64 x 256: the epilogue's
 //   instruction fetches (4.5 us a 128 x 256 tile, 1.25 now).
 // - A tile replaces the one before it in kWgmmaTiles only when 2% faster, so
 //   near-ties keep the larger tile and two consumers.
-// - A tile enters the rule once a sweep has timed it: until then it has no
-//   time here (0) and only the override runs it.
 // The cuBLAS kernels that ncu names at the Llama layers make similar picks
 // at M = 128-512 (benchmarks/tune/ncu_medium_m.py; docs/perf-notes.md).
-double wave_ktile_ns(TileShape t, int64_t tiles, int sm_count) {
-  if (t.m == 128 && t.n == 256) return tiles < sm_count ? 869 : 753;
-  if (t.m == 128 && t.n == 128) return 426;
-  if (t.m == 64 && t.n == 256) return 456;
-  if (t.m == 128 && t.n == 64) return 281;
-  if (t.m == 64 && t.n == 128) return 282;
-  if (t.m == 64 && t.n == 64) return 217;
-  return 0;  // not timed yet: 128 x 192, 64 x 192
+double wave_ktile_ns(TileShape t) {
+  if (t.m == 128) return t.n == 256 ? 799 : t.n == 192 ? 611 : t.n == 128 ? 431 : 296;
+  return t.n == 256 ? 463 : t.n == 192 ? 356 : t.n == 128 ? 292 : 219;
 }
 
 int64_t tile_count(int64_t M, int64_t N, TileShape t) {
@@ -107,13 +109,11 @@ TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count) {
   const double k_tiles = static_cast<double>(ceil_div(K, 64));
   const auto estimate = [&](TileShape t) {
     const int64_t tiles = tile_count(M, N, t);
-    return static_cast<double>(ceil_div(tiles, sm_count)) * k_tiles *
-           wave_ktile_ns(t, tiles, sm_count);
+    return static_cast<double>(ceil_div(tiles, sm_count)) * k_tiles * wave_ktile_ns(t);
   };
   TileShape best = kWgmmaTiles[0];
   double best_ns = estimate(best);
   for (const TileShape t : kWgmmaTiles) {
-    if (wave_ktile_ns(t, 1, sm_count) == 0) continue;
     const double ns = estimate(t);
     if (ns < 0.98 * best_ns) best = t, best_ns = ns;
   }
@@ -209,14 +209,19 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
     plan.reason = "M <= 64 with rows TMA cannot read as they are: gemv";
     return plan;
   }
-  if (M <= kSplitKRows || (M <= kSkinnyRows && few_tiles)) {
+  // Tiles for under a quarter of the SMs were not swept at M = 64: splitk there,
+  // as before the k-tile bound was measured.
+  const bool long_k = ceil_div(K, kTileK) > kSplitKMinKTiles;
+  const bool very_few_tiles = 4 * tiles < sm_count;
+  if (M <= kSplitKRows || (M <= kSkinnyRows && few_tiles && (long_k || very_few_tiles))) {
     plan.variant = "splitk";
     plan.reason =
-        "decode rows (M <= 32, or <= 64 with wgmma tiles for fewer than half the SMs): splitk, "
-        "the weights as wgmma's A side, split-K in a cluster";
+        "decode rows (M <= 32, or <= 64 with wgmma tiles for fewer than half the SMs and more "
+        "than 64 k-tiles, or for under a quarter of them): splitk, the weights as wgmma's A "
+        "side, split-K in a cluster";
     return plan;
   }
-  const int splits = wgmma_split_count(M, N, K, sm_count, on_device);
+  const int splits = M <= kSkinnyRows ? 1 : wgmma_split_count(M, N, K, sm_count, on_device);
   if (few_tiles && splits > 1) {
     plan.variant = "wgmma_split";
     plan.splits = splits;

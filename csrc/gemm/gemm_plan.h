@@ -42,8 +42,7 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
 int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_device);
 
 // The wgmma rung's output tile for a shape, rows x columns: one of
-// kWgmmaTiles that the rule has a measured time for (gemm_plan.cpp's
-// wave_ktile_ns), or the override's.
+// kWgmmaTiles, or the override's.
 struct TileShape {
   int m, n;
 };

@@ -11,9 +11,10 @@ one tile-aligned shape and one with tails in M, N (and K for gemv), in two layou
 the epilogue runs too); wgmma also gets a K % 8 != 0 case (its launcher re-lays the
 operands into an aligned copy before TMA), and runs once per output tile the build has
 (``torch_memopt._C._wgmma_tiles()``, 128 x 256 down to 64 x 64, set through
-``torch_memopt._C._set_wgmma_tile``; ``--tiles 128x192,64x192`` narrows them). Each case synchronizes, so a fault is
-reported against it, and is checked against a float64 reference computed on the CPU
-(so the sanitizer sees only our kernels and the input fills). One line per case.
+``torch_memopt._C._set_wgmma_tile``; ``--tiles 128x192,64x192`` narrows them). Each case
+synchronizes, so a fault is reported against it, and is checked against a float64
+reference computed on the CPU (so the sanitizer sees only our kernels and the input fills).
+One line per case.
 
 The CUDA caching allocator is switched off (``PYTORCH_NO_CUDA_MEMORY_CACHING=1``, set
 before torch is imported, unless the caller set it): memcheck can then see a read or
@@ -113,8 +114,8 @@ def main(argv=None) -> int:
         wgmma_tiles = asked
     torch.manual_seed(0)
     failures = 0
-    configs = [(rung, tile) for rung in rungs
-               for tile in {"wgmma": wgmma_tiles, "wgmma_streamk": STREAMK_TILES}.get(rung, ((0, 0),))]
+    tiles_of = {"wgmma": wgmma_tiles, "wgmma_streamk": STREAMK_TILES}
+    configs = [(rung, tile) for rung in rungs for tile in tiles_of.get(rung, ((0, 0),))]
     for rung, tile in configs:
         name = f"{rung} {tile[0]}x{tile[1]}" if tile[0] else rung
         for label, m, n, k in SHAPES[rung]:

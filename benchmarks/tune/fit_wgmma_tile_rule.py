@@ -85,7 +85,7 @@ def pick(r: dict, ktile: dict, fixed: dict, sms: int) -> tuple:
 
     best, best_ns = TILES[0], estimate(TILES[0])
     for t in TILES:
-        if (t, False) not in ktile:  # no time for it: the rule skips it, as gemm_plan.cpp does
+        if (t, False) not in ktile:  # constants from before the tile was built: not in the rule
             continue
         ns = estimate(t)
         if ns < 0.98 * best_ns:

@@ -23,16 +23,15 @@ import math
 import statistics
 import sys
 
-# The tiles the fit scores, in kWgmmaTiles' order (gemm_plan.h): those every record has a
-# time for (load drops the others, so sweeps made before a tile existed still fit).
-ALL_TILES = ((128, 256), (128, 192), (128, 128), (64, 256), (64, 192), (128, 64), (64, 128),
-             (64, 64))
-TILES = ALL_TILES
+# The tiles the fit scores, set by load: those every record has a time for (so sweeps made
+# before a tile existed still fit), in kWgmmaTiles' order (gemm_plan.h: largest first; of
+# equal areas, 128 rows first).
+TILES: tuple = ()
 # The constants in gemm_plan.cpp now, scored beside the fit (edit with the rule).
 RULE_KTILE = {((128, 256), False): 799, ((128, 192), False): 611, ((128, 128), False): 431,
               ((64, 256), False): 463, ((64, 192), False): 356, ((128, 64), False): 296,
               ((64, 128), False): 292, ((64, 64), False): 219}
-RULE_FIXED = {t: 0 for t in TILES}  # gemm_plan.cpp has no fixed term now
+RULE_FIXED = 0  # ns a wave, every tile: gemm_plan.cpp has no fixed term now
 GRID_NS = [250 * i for i in range(17)]
 
 
@@ -44,7 +43,9 @@ def load(paths: list[str]) -> tuple[list[dict], int]:
         data = json.load(open(path))
         sms = data["meta"]["sm_count"]
         raw += data["records"]
-    TILES = tuple(t for t in ALL_TILES if all(f"wgmma {t[0]}x{t[1]}" in r["us"] for r in raw))
+    timed = [{tuple(int(v) for v in k.split()[1].split("x")) for k in r["us"]
+              if k.startswith("wgmma ")} for r in raw]
+    TILES = tuple(sorted(set.intersection(*timed), key=lambda t: (-t[0] * t[1], -t[0])))
     records = [{"M": r["M"], "N": r["N"], "K": r["K"],
                 "us": {t: r["us"][f"wgmma {t[0]}x{t[1]}"] for t in TILES}} for r in raw]
     return records, sms
@@ -127,10 +128,10 @@ def main(paths: list[str]) -> int:
     # Two starts: the constants in gemm_plan.cpp (so the fit is never worse than them on
     # the data it is given) and the medians with no fixed time; the better fit is kept.
     # A tile the constants lack starts from its median.
-    seeded = {**{k: round(v) for k, v in medians.items()}, **RULE_KTILE}
-    fits = [descend(records, sms, seeded, dict(RULE_FIXED), medians),
-            descend(records, sms, {k: round(v) for k, v in medians.items()},
-                    {t: 0 for t in TILES}, medians)]
+    rounded = {k: round(v) for k, v in medians.items()}
+    rule_fixed = {t: RULE_FIXED for t in TILES}
+    fits = [descend(records, sms, {**rounded, **RULE_KTILE}, dict(rule_fixed), medians),
+            descend(records, sms, dict(rounded), {t: 0 for t in TILES}, medians)]
     ktile, fixed = min(fits, key=lambda f: loss(records, f[1], sms, f[0]))
     print(f"{len(records)} shapes, {sms} SMs")
     for t in TILES:
@@ -139,7 +140,7 @@ def main(paths: list[str]) -> int:
               f"{medians[(t, False)]:.0f}); fixed {fixed[t]} ns")
     print(f"fit vs the per-shape best tile: {100 * loss(records, fixed, sms, ktile):.2f}% "
           f"geomean; gemm_plan.cpp's constants now: "
-          f"{100 * loss(records, RULE_FIXED, sms, RULE_KTILE):.2f}%")
+          f"{100 * loss(records, rule_fixed, sms, RULE_KTILE):.2f}%")
     worst = []
     for r in records:
         t = pick(r, ktile, fixed, sms)

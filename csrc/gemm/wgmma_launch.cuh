@@ -17,6 +17,7 @@
 
 #include "common/cluster_launch.cuh"
 #include "common/device_info.h"
+#include "common/kernel_registry.h"
 #include "gemm/gemm_plan.h"
 #include "gemm/half_gemm.h"
 #include "gemm/kernels/wgmma_sm90.cuh"
@@ -128,6 +129,16 @@ void launch_tile(const HalfGemmArgs& p, cudaStream_t stream) {
   } else {
     launch_epilogue_tma<Tl, 1, Tl::kOutBoxes>(p, stream);
   }
+}
+
+// kernel_info's entry (common/kernel_registry.h) for tile Tl's bfloat16
+// kernel with the TMA-store epilogue (every staging box at once, as
+// launch_tile runs it): linear's weight [N, K] with kBKMajor, gemm's row-major
+// b without. label: "bfloat16, 128 x 192 tiles, epilogue through TMA stores".
+template <typename Tl, bool kBKMajor>
+KernelEntry tma_store_tile_entry(const char* op, const char* label) {
+  return {op, "wgmma", label,
+          kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, Tl, kBKMajor, 1, Tl::kOutBoxes>)};
 }
 
 }  // namespace wgmma_launch

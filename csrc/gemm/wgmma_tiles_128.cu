@@ -25,13 +25,12 @@ namespace {
 
 template <bool kBKMajor>
 std::vector<KernelEntry> tile_kernels(const char* op) {
+  using wgmma_launch::tma_store_tile_entry;
   return {
-      {op, "wgmma", "bfloat16, 128 x 128 tiles, epilogue through TMA stores",
-       kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Tile<128, 128>, kBKMajor, 1,
-                                               wgmma::Tile<128, 128>::kOutBoxes>)},
-      {op, "wgmma", "bfloat16, 128 x 64 tiles, epilogue through TMA stores",
-       kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Tile<128, 64>, kBKMajor, 1,
-                                               wgmma::Tile<128, 64>::kOutBoxes>)},
+      tma_store_tile_entry<wgmma::Tile<128, 128>, kBKMajor>(
+          op, "bfloat16, 128 x 128 tiles, epilogue through TMA stores"),
+      tma_store_tile_entry<wgmma::Tile<128, 64>, kBKMajor>(
+          op, "bfloat16, 128 x 64 tiles, epilogue through TMA stores"),
   };
 }
 

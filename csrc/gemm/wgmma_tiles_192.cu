@@ -30,13 +30,12 @@ namespace {
 
 template <bool kBKMajor>
 std::vector<KernelEntry> tile_kernels(const char* op) {
+  using wgmma_launch::tma_store_tile_entry;
   return {
-      {op, "wgmma", "bfloat16, 128 x 192 tiles, epilogue through TMA stores",
-       kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Tile<128, 192>, kBKMajor, 1,
-                                               wgmma::Tile<128, 192>::kOutBoxes>)},
-      {op, "wgmma", "bfloat16, 64 x 192 tiles, epilogue through TMA stores",
-       kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Tile<64, 192>, kBKMajor, 1,
-                                               wgmma::Tile<64, 192>::kOutBoxes>)},
+      tma_store_tile_entry<wgmma::Tile<128, 192>, kBKMajor>(
+          op, "bfloat16, 128 x 192 tiles, epilogue through TMA stores"),
+      tma_store_tile_entry<wgmma::Tile<64, 192>, kBKMajor>(
+          op, "bfloat16, 64 x 192 tiles, epilogue through TMA stores"),
   };
 }
 

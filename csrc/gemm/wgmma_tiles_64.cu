@@ -29,16 +29,14 @@ namespace {
 
 template <bool kBKMajor>
 std::vector<KernelEntry> tile_kernels(const char* op) {
+  using wgmma_launch::tma_store_tile_entry;
   return {
-      {op, "wgmma", "bfloat16, 64 x 256 tiles, epilogue through TMA stores",
-       kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Tile<64, 256>, kBKMajor, 1,
-                                               wgmma::Tile<64, 256>::kOutBoxes>)},
-      {op, "wgmma", "bfloat16, 64 x 128 tiles, epilogue through TMA stores",
-       kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Tile<64, 128>, kBKMajor, 1,
-                                               wgmma::Tile<64, 128>::kOutBoxes>)},
-      {op, "wgmma", "bfloat16, 64 x 64 tiles, epilogue through TMA stores",
-       kernel_address(wgmma::gemm_wgmma_kernel<__nv_bfloat16, wgmma::Tile<64, 64>, kBKMajor, 1,
-                                               wgmma::Tile<64, 64>::kOutBoxes>)},
+      tma_store_tile_entry<wgmma::Tile<64, 256>, kBKMajor>(
+          op, "bfloat16, 64 x 256 tiles, epilogue through TMA stores"),
+      tma_store_tile_entry<wgmma::Tile<64, 128>, kBKMajor>(
+          op, "bfloat16, 64 x 128 tiles, epilogue through TMA stores"),
+      tma_store_tile_entry<wgmma::Tile<64, 64>, kBKMajor>(
+          op, "bfloat16, 64 x 64 tiles, epilogue through TMA stores"),
   };
 }
 

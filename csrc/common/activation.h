@@ -29,7 +29,8 @@ Activation parse_activation(const std::string& name);
 // epilogue unrolled over 128 accumulators is 58 KB of code with this, 127 KB
 // with normcdff (nvcc -cubin for sm_90a, .text read with readelf; gelu_tanh's
 // is 50 KB), and code past the SM's instruction caches streams from L2 at
-// every tile (docs/perf-notes.md).
+// every tile: bert-base up, 8192 x 3072 x 768 + bias + gelu, 244.9 -> 106.4 us
+// on the H200, gelu_tanh's time (docs/perf-notes.md).
 MEMOPT_HOST_DEVICE float erfc_nonnegative(float z) {
   const auto p_of = [](float t) {
     return -1.26551223f +

@@ -438,6 +438,31 @@ def test_wgmma_every_tile(tile, dtype, layout, wgmma_tile):
     assert not failures, f"wgmma, tile {tile}, {dtype}:\n" + "\n".join(failures)
 
 
+@cuda_test
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", WGMMA_TILES, ids=lambda t: f"{t[0]}x{t[1]}")
+def test_wgmma_every_tile_bias_off_alignment(tile, dtype, wgmma_tile):
+    """The epilogue reads the bias as element pairs where its address allows (4-byte
+    loads), one element at a time where not: a bias sliced one element into its storage
+    (2-byte aligned) against float64, with the TMA-store epilogue (N = 264) and the one
+    from registers (N = 1001, odd), and with a bias whose pairs start aligned."""
+    require("wgmma")
+    wgmma_tile(*tile)
+    failures = []
+    for M, N, K in [(129, 264, 200), (65, 1001, 136)]:
+        x = randn(M, K, dtype=dtype)
+        w = randn(N, K, dtype=dtype, scale=K ** -0.5)
+        storage = randn(N + 2, dtype=dtype)
+        for offset in (1, 2):
+            bias = storage[offset:offset + N]
+            out = torch_memopt.linear(x, w, bias, activation="silu", variant="wgmma")
+            ref = F.silu(F.linear(x.double(), w.double(), bias.double()))
+            err = rel_error(out, ref)
+            if not err < TOLERANCE[dtype]:
+                failures.append(f"{M}x{N}x{K}, bias at element {offset}: relative error {err:.2e}")
+    assert not failures, f"wgmma, tile {tile}, {dtype}:\n" + "\n".join(failures)
+
+
 # (M, N, K) that put stream-K's split through its cases (132 SMs): 96 tiles of 128 x 256,
 # each cut into 2-3 runs; 448 tiles = 2 whole waves + 184 shared; 16 tiles of 64
 # k-tiles in 8-9 runs each; 64 tiles of 3 k-tiles (192 iterations: runs of 1-2 that

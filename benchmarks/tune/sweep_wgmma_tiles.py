@@ -9,6 +9,7 @@ behind gemm_plan's tile rule (csrc/gemm/gemm_plan.cpp, wgmma_tile).
 bfloat16, linear layout (weight [N, K]), M in {16, 64, 128, 256, 512, 1024, 2048}.
 --encoders: the hidden-768 layers of BERT-base, GPT-2 small and ViT-B/16 instead (K = 768
 and 3072, their MLM head / LM head), at the e2e suite's 8 x 512 tokens and 8 x 197.
+--bias: every call with a bias (cuBLAS's too), as the models' nn.Linear layers run.
 --streamk: also the wgmma_streamk rung at its two tiles (128 x 256, 128 x 128). Every
 config is checked against float64 first (relative error < 1e-2) and a wrong one is
 never timed. Times: the harness's kernel timer (median, L2 flushed). The table printed
@@ -56,10 +57,10 @@ def label(variant: str, setting: tuple) -> str:
     return variant
 
 
-def call_of(x, w, variant: str, setting: tuple):
+def call_of(x, w, b, variant: str, setting: tuple):
     def call():
         _C._set_wgmma_tile(*(setting if variant in TILED else (0, 0)))
-        return torch_memopt.linear(x, w, variant=variant)
+        return torch_memopt.linear(x, w, b, variant=variant)
     return call
 
 
@@ -70,6 +71,7 @@ def main(argv=None) -> int:
                         help="the hidden-768 layers of BERT, GPT-2 and ViT at their e2e M")
     parser.add_argument("--streamk", action="store_true", help="also time wgmma_streamk")
     parser.add_argument("--tokens", type=int, nargs="*", default=None, help="M values to sweep")
+    parser.add_argument("--bias", action="store_true", help="a bias on every call")
     args = parser.parse_args(argv)
     shapes = (ENCODER_SHAPES if args.encoders else sorted({(N, K) for _, _, N, K in LAYERS}))
     tokens = args.tokens or (ENCODER_TOKENS if args.encoders else TOKENS)
@@ -79,12 +81,13 @@ def main(argv=None) -> int:
             for N, K in shapes:
                 x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
                 w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16) * K ** -0.5
-                ref = F.linear(x.double(), w.double())
-                row = {"M": M, "N": N, "K": K,
-                       "cublas_us": kernel_ms(lambda: F.linear(x, w)) * 1e3, "us": {},
+                b = torch.randn(N, device="cuda", dtype=torch.bfloat16) if args.bias else None
+                ref = F.linear(x.double(), w.double(), None if b is None else b.double())
+                row = {"M": M, "N": N, "K": K, "bias": b is not None,
+                       "cublas_us": kernel_ms(lambda: F.linear(x, w, b)) * 1e3, "us": {},
                        "plan": torch_memopt.gemm_plan(M, N, K)}
                 for variant, setting in configs(M, args.streamk):
-                    call = call_of(x, w, variant, setting)
+                    call = call_of(x, w, b, variant, setting)
                     err = float((call().double() - ref).abs().max() / ref.abs().max())
                     name = label(variant, setting)
                     if not err < 1e-2:

@@ -242,7 +242,8 @@ __global__ void __launch_bounds__(kThreads)
     } else {
       v = *mine;
     }
-    if (bias != nullptr) v += Half<T>::to_float(bias[n]);
+    // __ldg: read-only, so not held behind the output stores of the last pass.
+    if (bias != nullptr) v += Half<T>::to_float(__ldg(bias + n));
     out[m * p.N + n] = Half<T>::round(apply_activation(p.act, v));
   }
   // No CTA leaves while a peer may still read its shared memory.

@@ -174,6 +174,26 @@ __device__ __forceinline__ void wgmma_step(float (&acc)[kAcc], uint64_t desc_a, 
   }
 }
 
+// The bias of columns n and n + 1 (n even) as a pair, zeros past N or without
+// a bias: one 4- or 8-byte read-only load where the bias is aligned for it,
+// two otherwise. The epilogues load every pair of a pass before they stage
+// the first output: read one at a time between the staging stores (which the
+// compiler must assume may alias the bias), each load's round trip was paid
+// in turn, 48 a 64 x 192 tile.
+template <typename T>
+__device__ __forceinline__ typename Half<T>::Pair load_bias_pair(const KernelArgs& p, int64_t n) {
+  using Pair = typename Half<T>::Pair;
+  const T* bias = static_cast<const T*>(p.bias);
+  Pair pair = Half<T>::round_pair(0.f, 0.f);
+  if (bias == nullptr || n >= p.N) return pair;
+  if (n + 1 < p.N && reinterpret_cast<uintptr_t>(bias) % sizeof(Pair) == 0) {
+    return __ldg(reinterpret_cast<const Pair*>(bias + n));
+  }
+  pair.x = __ldg(bias + n);
+  if (n + 1 < p.N) pair.y = __ldg(bias + n + 1);
+  return pair;
+}
+
 // Stores one column group of wgmma's fp32 fragment with bias and activation:
 // (v0, v1) at (row, n), (row, n + 1) and (v2, v3) at row + 8; masked at M
 // and N. n is even, so pairs go out as one 4-byte store when the rows keep
@@ -183,10 +203,9 @@ __device__ __forceinline__ void store_group(const KernelArgs& p, int64_t row, in
                                             float v1, float v2, float v3) {
   if (n >= p.N) return;
   T* out = static_cast<T*>(p.out);
-  const T* bias = static_cast<const T*>(p.bias);
   const bool second = n + 1 < p.N;
-  const float b0 = bias != nullptr ? Half<T>::to_float(bias[n]) : 0.f;
-  const float b1 = bias != nullptr && second ? Half<T>::to_float(bias[n + 1]) : 0.f;
+  const typename Half<T>::Pair bias = load_bias_pair<T>(p, n);
+  const float b0 = Half<T>::to_float(bias.x), b1 = Half<T>::to_float(bias.y);
   const float lo[2] = {v0, v2}, hi[2] = {v1, v3};
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -249,22 +268,27 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
   static_assert(kStaged > 0 && kBoxes % kStaged == 0, "whole passes of staged boxes");
   constexpr int kPasses = kBoxes / kStaged;
   constexpr int kGroups = kAcc / 4;  // 8-column groups of the fragment
+  constexpr int kPassGroups = kGroups / kPasses;
   const int barrier_id = 1 + consumer;  // 0 is __syncthreads'
-  const T* bias = static_cast<const T*>(p.bias);
   const int row0 = 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
+    // Every bias load of the pass in flight at once (load_bias_pair says why):
+    // kPassGroups 4-byte registers, 32 at most (128 x 256).
+    typename Half<T>::Pair bias[kPassGroups];
+#pragma unroll
+    for (int jj = 0; jj < kPassGroups; ++jj) {
+      bias[jj] = load_bias_pair<T>(p, n0 + 8 * (pass * kPassGroups + jj) + 2 * (t % 4));
+    }
     if (!fresh || pass > 0) {
       if (t == 0) sm90::bulk_wait_read<0>();
       sm90::named_barrier_sync(barrier_id, 128);
     }
 #pragma unroll
-    for (int jj = 0; jj < kGroups / kPasses; ++jj) {
-      const int j = pass * (kGroups / kPasses) + jj;
+    for (int jj = 0; jj < kPassGroups; ++jj) {
+      const int j = pass * kPassGroups + jj;
       const int col = 8 * j + 2 * (t % 4);
-      const int64_t n = n0 + col;
-      const float b0 = bias != nullptr && n < p.N ? Half<T>::to_float(bias[n]) : 0.f;
-      const float b1 = bias != nullptr && n + 1 < p.N ? Half<T>::to_float(bias[n + 1]) : 0.f;
+      const float b0 = Half<T>::to_float(bias[jj].x), b1 = Half<T>::to_float(bias[jj].y);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int box = (col / 64) % kStaged;

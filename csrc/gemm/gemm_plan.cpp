@@ -25,7 +25,14 @@ constexpr int kMaxRuleSplits = 4;
 // K = 4096 64 x 64 took 19.0 against 20.8), benchmarks/results/tune/
 // wgmma_tiles_h200.json (2026-12-04). wgmma_split was never the fastest at
 // M = 64 there (24.5 us at N = K = 4096).
+// Up to 128 rows, tiles for under a quarter of the SMs take splitk past 32
+// k-tiles: at BERT / GPT-2's 128 x 768 x 3072 (24 tiles of 64 x 64, 48
+// k-tiles) splitk took 11.2 us against 64 x 64's 13.6; at 128 x 768 x 768
+// (12 k-tiles) 13.1 against 8.2. splitk's time hardly moves with K there,
+// 64 x 64's grows ~0.15 us a k-tile: they cross near 34 k-tiles
+// (wgmma_tiles_encoders_small_h200.json, 2026-12-04).
 constexpr int64_t kSplitKRows = 32, kSkinnyRows = 64, kSplitKMinKTiles = 64;
+constexpr int64_t kFewTileSplitKRows = 128, kFewTileSplitKMinKTiles = 32;
 
 std::atomic<int> g_split_override{0};
 std::atomic<int> g_tile_override{0};  // m * 1000 + n, 0 for the rule
@@ -168,7 +175,7 @@ TileShape wgmma_tile_override() {
 }
 
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
-                   bool tma_as_is, bool on_device, bool tf32) {
+                   bool tma_as_is, [[maybe_unused]] bool on_device, bool tf32) {
   GemmPlan plan;
   if (!half && tf32 && cap == 90) {
     // A tf32 k-tile (32 elements) holds the bytes of a 16-bit one and takes the
@@ -209,38 +216,28 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
     plan.reason = "M <= 64 with rows TMA cannot read as they are: gemv";
     return plan;
   }
-  // Tiles for under a quarter of the SMs were not swept at M = 64: splitk there,
-  // as before the k-tile bound was measured.
-  const bool long_k = ceil_div(K, kTileK) > kSplitKMinKTiles;
+  const int64_t k_tiles = ceil_div(K, kTileK);
   const bool very_few_tiles = 4 * tiles < sm_count;
-  if (M <= kSplitKRows || (M <= kSkinnyRows && few_tiles && (long_k || very_few_tiles))) {
+  if (M <= kSplitKRows || (M <= kSkinnyRows && few_tiles && k_tiles > kSplitKMinKTiles) ||
+      (M <= kFewTileSplitKRows && very_few_tiles && k_tiles > kFewTileSplitKMinKTiles)) {
     plan.variant = "splitk";
     plan.reason =
-        "decode rows (M <= 32, or <= 64 with wgmma tiles for fewer than half the SMs and more "
-        "than 64 k-tiles, or for under a quarter of them): splitk, the weights as wgmma's A "
-        "side, split-K in a cluster";
+        "decode rows (M <= 32; <= 64 with wgmma tiles for fewer than half the SMs and more than "
+        "64 k-tiles; <= 128 with tiles for under a quarter of them and more than 32 k-tiles): "
+        "splitk, the weights as wgmma's A side, split-K in a cluster";
     return plan;
   }
-  const int splits = M <= kSkinnyRows ? 1 : wgmma_split_count(M, N, K, sm_count, on_device);
-  if (few_tiles && splits > 1) {
-    plan.variant = "wgmma_split";
-    plan.splits = splits;
-    plan.tile_m = kTileM, plan.tile_n = kTileN;
-    plan.tiles = tile_count(M, N, {static_cast<int>(kTileM), static_cast<int>(kTileN)});
-    plan.ctas = plan.tiles * plan.splits;
-    plan.reason =
-        "wgmma tiles for fewer than half the SMs: 128x256 tiles, K split over clusters of "
-        "`splits` CTAs, the most splits (<= 4, >= 4 k-tiles each) whose clusters all fit on the "
-        "GPU at once";
-  } else {
-    plan.variant = "wgmma";
-    plan.tile_m = tile.m, plan.tile_n = tile.n;
-    plan.tiles = tiles;
-    plan.ctas = std::min<int64_t>(tiles, sm_count);
-    plan.reason =
-        "the persistent wgmma kernel with the tile of the least estimated time: waves x k-tiles x "
-        "the per-k-tile time of a wave of that tile, measured on the H200";
-  }
+  // No wgmma_split here: it was the fastest config at none of the 89 swept
+  // shapes (the Llama layers at M = 16-2048, the hidden-768 ones at 128-4096);
+  // where auto took it, the tile rule's tile was 1.9x faster (128 x 768 x 768:
+  // 15.8 us against 64 x 64's 8.2). variant="wgmma_split" still runs it.
+  plan.variant = "wgmma";
+  plan.tile_m = tile.m, plan.tile_n = tile.n;
+  plan.tiles = tiles;
+  plan.ctas = std::min<int64_t>(tiles, sm_count);
+  plan.reason =
+      "the persistent wgmma kernel with the tile of the least estimated time: waves x k-tiles x "
+      "the per-k-tile time of a wave of that tile, measured on the H200";
   return plan;
 }
 

@@ -14,7 +14,7 @@ namespace memopt {
 
 struct GemmPlan {
   std::string variant;  // the rung auto takes
-  int splits = 1;       // K splits over a cluster (wgmma_split), else 1
+  int splits = 1;       // K splits over a cluster: 1 (auto takes no wgmma_split)
   int tile_m = 0, tile_n = 0;  // the output tile of wgmma / wgmma_split (0: not a tiled rung)
   int64_t tiles = 0;    // output tiles of the rung's tile shape (0: not a tiled rung)
   int64_t ctas = 0;     // blocks the launch asks for (0: not worked out here)
@@ -31,8 +31,9 @@ void register_cluster_fits_query(ClusterFitsQuery query);
 
 // M x K @ K x N. half: bfloat16 / float16 (else float32); tma_as_is: TMA can
 // read both operands without a re-laid copy (rows 16-byte aligned);
-// on_device: the plan is for the current CUDA device, whose cluster packing
-// can be asked (else a GPU of `cap` and `sm_count` with ideal packing);
+// on_device: the plan is for the current CUDA device (else a GPU of `cap` and
+// `sm_count`); no rule reads it since auto stopped taking wgmma_split, whose
+// cluster packing it asked;
 // tf32: float32 may be read as tf32 (torch.backends.cuda.matmul.allow_tf32).
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
                    bool tma_as_is, bool on_device, bool tf32 = false);

@@ -176,10 +176,7 @@ __device__ __forceinline__ void wgmma_step(float (&acc)[kAcc], uint64_t desc_a, 
 
 // The bias of columns n and n + 1 (n even) as a pair, zeros past N or without
 // a bias: one 4- or 8-byte read-only load where the bias is aligned for it,
-// two otherwise. The epilogues load every pair of a pass before they stage
-// the first output: read one at a time between the staging stores (which the
-// compiler must assume may alias the bias), each load's round trip was paid
-// in turn, 48 a 64 x 192 tile.
+// two otherwise.
 template <typename T>
 __device__ __forceinline__ typename Half<T>::Pair load_bias_pair(const KernelArgs& p, int64_t n) {
   using Pair = typename Half<T>::Pair;
@@ -194,18 +191,44 @@ __device__ __forceinline__ typename Half<T>::Pair load_bias_pair(const KernelArg
   return pair;
 }
 
+// A consumer thread's bias for one tile: the pair of each of its kAcc / 4
+// column groups (n0 + 8 j + 2 (t % 4), + 1), one 4-byte register each in
+// 16-bit types. Read in the epilogue, between the staging stores that the
+// compiler must assume may alias it, the loads went one at a time: 48 round
+// trips a 64 x 192 tile, +2 us at 512 x 2304 x 768 and +12 us (128 x 256,
+// register epilogue) at BERT's 512 x 30522 x 768 head (H200,
+// sweep_wgmma_tiles.py --bias). So they are issued together: where the
+// registers allow (kEarly) all of them before the tile's mainloop, which
+// hides their round trip behind the k-tiles. Not at kAcc = 128 (x 256
+// tiles): 32 bias registers beside the 128 accumulators, loaded before the
+// mainloop or right after it, made ptxas spill 8-130 bytes in the TMA-store
+// instances (82 at the stream-K 128 x 256 with a pass's 32 loaded at once);
+// there the TMA epilogue loads a box's 8 pairs as it starts the box.
+template <typename T, int kAcc>
+struct TileBias {
+  static constexpr bool kEarly = kAcc <= 96;
+  typename Half<T>::Pair pair[kAcc / 4];
+
+  // The pairs of column groups [j0, j0 + kCount).
+  template <int kCount = kAcc / 4>
+  __device__ __forceinline__ void load(const KernelArgs& p, int64_t n0, int t, int j0 = 0) {
+#pragma unroll
+    for (int j = j0; j < j0 + kCount; ++j) pair[j] = load_bias_pair<T>(p, n0 + 8 * j + 2 * (t % 4));
+  }
+  __device__ __forceinline__ float first(int j) const { return Half<T>::to_float(pair[j].x); }
+  __device__ __forceinline__ float second(int j) const { return Half<T>::to_float(pair[j].y); }
+};
+
 // Stores one column group of wgmma's fp32 fragment with bias and activation:
 // (v0, v1) at (row, n), (row, n + 1) and (v2, v3) at row + 8; masked at M
 // and N. n is even, so pairs go out as one 4-byte store when the rows keep
 // them 4-byte aligned (N even).
 template <typename T, Activation kAct>
 __device__ __forceinline__ void store_group(const KernelArgs& p, int64_t row, int64_t n, float v0,
-                                            float v1, float v2, float v3) {
+                                            float v1, float v2, float v3, float b0, float b1) {
   if (n >= p.N) return;
   T* out = static_cast<T*>(p.out);
   const bool second = n + 1 < p.N;
-  const typename Half<T>::Pair bias = load_bias_pair<T>(p, n);
-  const float b0 = Half<T>::to_float(bias.x), b1 = Half<T>::to_float(bias.y);
   const float lo[2] = {v0, v2}, hi[2] = {v1, v3};
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -229,12 +252,13 @@ __device__ __forceinline__ void store_group(const KernelArgs& p, int64_t row, in
 // columns 8 j + 2 (t % 4) (+ 1), in acc[4 j .. 4 j + 3].
 template <typename T, Activation kAct, int kAcc>
 __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&acc)[kAcc],
-                                           int64_t m0, int64_t n0, int t) {
+                                           TileBias<T, kAcc>& bias, int64_t m0, int64_t n0, int t) {
+  if constexpr (!TileBias<T, kAcc>::kEarly) bias.load(p, n0, t);
   const int64_t row = m0 + 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
   for (int j = 0; j < kAcc / 4; ++j) {
     store_group<T, kAct>(p, row, n0 + 8 * j + 2 * (t % 4), acc[4 * j], acc[4 * j + 1],
-                         acc[4 * j + 2], acc[4 * j + 3]);
+                         acc[4 * j + 2], acc[4 * j + 3], bias.first(j), bias.second(j));
   }
 }
 
@@ -261,9 +285,9 @@ __device__ __forceinline__ void stage_pair(uint8_t* box, int row, int col, float
 // (`fresh`: nothing of this consumer's is pending yet).
 template <typename T, int kStaged, Activation kAct, int kAcc>
 __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtensorMap* map_out,
-                                               const float (&acc)[kAcc], uint8_t* c_smem,
-                                               int64_t m0, int64_t n0, int t, int consumer,
-                                               bool fresh) {
+                                               const float (&acc)[kAcc], TileBias<T, kAcc>& bias,
+                                               uint8_t* c_smem, int64_t m0, int64_t n0, int t,
+                                               int consumer, bool fresh) {
   constexpr int kBoxes = kAcc / 32;  // 64-column boxes
   static_assert(kStaged > 0 && kBoxes % kStaged == 0, "whole passes of staged boxes");
   constexpr int kPasses = kBoxes / kStaged;
@@ -273,13 +297,6 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
   const int row0 = 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
-    // Every bias load of the pass in flight at once (load_bias_pair says why):
-    // kPassGroups 4-byte registers, 32 at most (128 x 256).
-    typename Half<T>::Pair bias[kPassGroups];
-#pragma unroll
-    for (int jj = 0; jj < kPassGroups; ++jj) {
-      bias[jj] = load_bias_pair<T>(p, n0 + 8 * (pass * kPassGroups + jj) + 2 * (t % 4));
-    }
     if (!fresh || pass > 0) {
       if (t == 0) sm90::bulk_wait_read<0>();
       sm90::named_barrier_sync(barrier_id, 128);
@@ -288,7 +305,10 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
     for (int jj = 0; jj < kPassGroups; ++jj) {
       const int j = pass * kPassGroups + jj;
       const int col = 8 * j + 2 * (t % 4);
-      const float b0 = Half<T>::to_float(bias[jj].x), b1 = Half<T>::to_float(bias[jj].y);
+      if constexpr (!TileBias<T, kAcc>::kEarly) {  // a box's 8 pairs at its first group
+        if (jj % 8 == 0) bias.template load<8>(p, n0, t, j);
+      }
+      const float b0 = bias.first(j), b1 = bias.second(j);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int box = (col / 64) % kStaged;
@@ -523,6 +543,8 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     for_each_item([&](int64_t unit, int kt_begin, int kt_end) {
       int64_t tm, tn;
       tile_of(unit, tm, tn);
+      TileBias<T, Tl::kAcc> bias;  // in flight during the mainloop where kEarly
+      if constexpr (decltype(bias)::kEarly) bias.load(p, tn * kBlockN, t);
       mma_tile<T, Tl, kBKMajor, kStages>(acc, smem, full, consumer, kt_begin, kt_end, stage, phase,
                                          release);
 #ifdef MEMOPT_WGMMA_STAMPS
@@ -551,19 +573,21 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       with_activation(p.act, [&](auto act) {
         constexpr Activation kAct = decltype(act)::value;
         if constexpr (kTmaStore) {
-          store_tile_tma<T, kStaged, kAct>(p, &map_out, acc,
+          store_tile_tma<T, kStaged, kAct>(p, &map_out, acc, bias,
                                            c_smem + consumer * kStaged * kCBoxBytes,
                                            tm * kBlockM + consumer * 64, tn * kBlockN, t,
                                            consumer, first_tile);
         } else {
-          store_tile<T, kAct>(p, acc, tm * kBlockM + consumer * 64, tn * kBlockN, t);
+          store_tile<T, kAct>(p, acc, bias, tm * kBlockM + consumer * 64, tn * kBlockN, t);
         }
       });
       first_tile = false;
       MEMOPT_STAMP(7);  // the last tile's stores issued
     });
-    // The last stores must be complete before the grid ends.
-    if (kTmaStore && t == 0) sm90::bulk_wait<0>();
+    // The staging boxes must stay until TMA has read them out; the stores'
+    // writes to global memory need no wait (CUTLASS ends its kernels with the
+    // same .read wait): the grid is complete only once they are.
+    if (kTmaStore && t == 0) sm90::bulk_wait_read<0>();
     MEMOPT_STAMP(8);
   }
   // A peer may still multicast into this CTA or arrive on its barriers until

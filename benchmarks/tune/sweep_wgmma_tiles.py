@@ -72,8 +72,12 @@ def main(argv=None) -> int:
     parser.add_argument("--streamk", action="store_true", help="also time wgmma_streamk")
     parser.add_argument("--tokens", type=int, nargs="*", default=None, help="M values to sweep")
     parser.add_argument("--bias", action="store_true", help="a bias on every call")
+    parser.add_argument("--shapes", nargs="*", default=None, metavar="NxK",
+                        help="(N, K) to sweep instead of the model layers, e.g. 1024x4096")
     args = parser.parse_args(argv)
     shapes = (ENCODER_SHAPES if args.encoders else sorted({(N, K) for _, _, N, K in LAYERS}))
+    if args.shapes:
+        shapes = [tuple(int(v) for v in shape.lower().split("x")) for shape in args.shapes]
     tokens = args.tokens or (ENCODER_TOKENS if args.encoders else TOKENS)
     records, wrong = [], []
     try:

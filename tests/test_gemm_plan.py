@@ -48,6 +48,10 @@ def test_rung_by_dtype_capability_and_m():
     # 128 x 128 at 16.0, 128 x 256 at 16.4.
     (4096, 768, 768, (128, 192)),
     (1576, 30522, 768, (128, 256)),  # BERT's MLM decoder: 198.6 us, 128 x 192 197.1 (< 2%)
+    # 128-row tiles end half past M = 192 (1.7x a k-tile; wgmma_tiles_m192_m256_h200.json):
+    # 64 x 128 took 23.8 / 59.6 us against 128 x 64's 30.1 / 91.0.
+    (192, 4096, 4096, (64, 128)),
+    (192, 4096, 14336, (64, 128)),
 ])
 def test_wgmma_tile_by_estimated_time(M, N, K, tile):
     p = plan(M, N, K)

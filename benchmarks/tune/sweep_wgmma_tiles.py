@@ -48,7 +48,7 @@ def configs(M: int, streamk: bool = False) -> list[tuple[str, tuple]]:
     out = [("wgmma", tuple(tile)) for tile in _C._wgmma_tiles()] + [("wgmma_split", (0,))]
     if streamk:
         out += [("wgmma_streamk", tile) for tile in STREAMK_TILES]
-    return ([("splitk", ())] if M <= 128 else []) + out + [("auto", ())]
+    return ([("splitk", ())] if M <= 256 else []) + out + [("auto", ())]
 
 
 def label(variant: str, setting: tuple) -> str:

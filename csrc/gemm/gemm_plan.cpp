@@ -106,6 +106,14 @@ double wave_ktile_ns(TileShape t) {
   return t.n == 256 ? 463 : t.n == 192 ? 356 : t.n == 128 ? 292 : 219;
 }
 
+// A wave whose tiles end past M runs its k-tiles 1.7x slower: at M = 192, N =
+// 4096 the 128 x 64 tiles (the last row of tiles half past M) took 381 ns a
+// k-tile (30.1 us at K = 4096, 91.0 at 14336) against 220 at M = 256 (22.6,
+// 57.8), the same 128 tiles; 64 x 128, whole at 192, took 23.8 and 59.6
+// (wgmma_tiles_m192_m256_h200.json, 2026-12-04). Where every tile height ends
+// past M, all pay it and the pick does not change.
+constexpr double kPartialRowWaveSlowdown = 1.7;
+
 int64_t tile_count(int64_t M, int64_t N, TileShape t) {
   return ceil_div(M, t.m) * ceil_div(N, t.n);
 }
@@ -116,7 +124,8 @@ TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count) {
   const double k_tiles = static_cast<double>(ceil_div(K, 64));
   const auto estimate = [&](TileShape t) {
     const int64_t tiles = tile_count(M, N, t);
-    return static_cast<double>(ceil_div(tiles, sm_count)) * k_tiles * wave_ktile_ns(t);
+    const double partial = M % t.m != 0 ? kPartialRowWaveSlowdown : 1.0;
+    return static_cast<double>(ceil_div(tiles, sm_count)) * k_tiles * wave_ktile_ns(t) * partial;
   };
   TileShape best = kWgmmaTiles[0];
   double best_ns = estimate(best);

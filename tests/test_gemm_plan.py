@@ -49,9 +49,12 @@ def test_rung_by_dtype_capability_and_m():
     (4096, 768, 768, (128, 192)),
     (1576, 30522, 768, (128, 256)),  # BERT's MLM decoder: 198.6 us, 128 x 192 197.1 (< 2%)
     # 128-row tiles end half past M = 192 (1.7x a k-tile; wgmma_tiles_m192_m256_h200.json):
-    # 64 x 128 took 23.8 / 59.6 us against 128 x 64's 30.1 / 91.0.
+    # 64 x 128 took 23.8 / 59.6 us against 128 x 64's 30.1 / 91.0. A fifth of them cut
+    # at 576 cost nothing: 128 x 192 37.7 us, 64 x 192 52.6 (wgmma_tiles_partial_rows_h200).
     (192, 4096, 4096, (64, 128)),
     (192, 4096, 14336, (64, 128)),
+    (576, 4096, 4096, (128, 192)),
+    (576, 4096, 14336, (128, 192)),
 ])
 def test_wgmma_tile_by_estimated_time(M, N, K, tile):
     p = plan(M, N, K)
@@ -65,9 +68,9 @@ def test_wgmma_tile_by_estimated_time(M, N, K, tile):
 # tile rule; auto takes wgmma_split nowhere (the fastest config at none of the 89 swept
 # shapes). wgmma_tiles_encoders_small_h200.json, 2026-12-04.
 @pytest.mark.parametrize("M, N, K, variant", [
-    (128, 768, 3072, "splitk"),   # 24 tiles, 48 k-tiles: 11.2 us against 64 x 64's 13.6
-    (128, 768, 768, "wgmma"),     # 12 k-tiles: 64 x 64 at 8.2 us, splitk 13.1, wgmma_split 15.8
-    (128, 1024, 4096, "splitk"),  # 32 tiles, 64 k-tiles
+    (128, 768, 3072, "splitk"),   # 24 tiles, 48 k-tiles: 11.9 us against 64 x 64's 14.7
+    (128, 768, 768, "wgmma"),     # 12 k-tiles: 64 x 64 at 7.7 us, splitk 12.6, wgmma_split 15.3
+    (128, 1024, 4096, "splitk"),  # 32 tiles, 64 k-tiles: 13.3 us against 17.2 (gqa_bias)
     (128, 1024, 2048, "wgmma"),   # 32 k-tiles: not past the bound
     (256, 1024, 4096, "wgmma"),   # 64 tiles of 64 x 64: not under a quarter
     (192, 768, 4096, "wgmma"),    # past 128 rows

@@ -27,10 +27,12 @@ constexpr int kMaxRuleSplits = 4;
 // M = 64 there (24.5 us at N = K = 4096).
 // Up to 128 rows, tiles for under a quarter of the SMs take splitk past 32
 // k-tiles: at BERT / GPT-2's 128 x 768 x 3072 (24 tiles of 64 x 64, 48
-// k-tiles) splitk took 11.2 us against 64 x 64's 13.6; at 128 x 768 x 768
-// (12 k-tiles) 13.1 against 8.2. splitk's time hardly moves with K there,
-// 64 x 64's grows ~0.15 us a k-tile: they cross near 34 k-tiles
-// (wgmma_tiles_encoders_small_h200.json, 2026-12-04).
+// k-tiles) splitk took 11.9 us against 64 x 64's 14.7; at 128 x 768 x 768
+// (12 k-tiles) 12.6 against 7.7. splitk's time hardly moves with K there,
+// 64 x 64's grows ~0.19 us a k-tile: they cross near 36 k-tiles
+// (wgmma_tiles_encoders_small_h200.json). Llama-3's k/v projection, 128 x
+// 1024 x 4096 / 14336: 13.3 / 24.3 us against 17.2 / 46.2
+// (wgmma_tiles_gqa_bias_h200.json; both 2026-12-04).
 constexpr int64_t kSplitKRows = 32, kSkinnyRows = 64, kSplitKMinKTiles = 64;
 constexpr int64_t kFewTileSplitKRows = 128, kFewTileSplitKMinKTiles = 32;
 
@@ -106,12 +108,15 @@ double wave_ktile_ns(TileShape t) {
   return t.n == 256 ? 463 : t.n == 192 ? 356 : t.n == 128 ? 292 : 219;
 }
 
-// A wave whose tiles end past M runs its k-tiles 1.7x slower: at M = 192, N =
-// 4096 the 128 x 64 tiles (the last row of tiles half past M) took 381 ns a
-// k-tile (30.1 us at K = 4096, 91.0 at 14336) against 220 at M = 256 (22.6,
-// 57.8), the same 128 tiles; 64 x 128, whole at 192, took 23.8 and 59.6
-// (wgmma_tiles_m192_m256_h200.json, 2026-12-04). Where every tile height ends
-// past M, all pay it and the pick does not change.
+// A wave whose tiles end past M in half of them or more (one or two rows of
+// tiles, the last cut by M) runs its k-tiles 1.7x slower: at M = 192, N =
+// 4096 the 128 x 64 tiles took 381 ns a k-tile (30.1 us at K = 4096, 91.0 at
+// 14336) against 220 at M = 256 (22.6, 57.8), the same 128 tiles; 64 x 128,
+// whole at 192, took 23.8 and 59.6 (wgmma_tiles_m192_m256_h200.json). With a
+// fifth of the tiles cut (M = 576, 128 x 192) there was no slowdown: 37.7 us
+// against 64 x 192's 52.6 (wgmma_tiles_partial_rows_h200.json; both
+// 2026-12-04). Where every tile height is cut as much, all pay it and the
+// pick does not change. Between a half and a fifth it was not measured.
 constexpr double kPartialRowWaveSlowdown = 1.7;
 
 int64_t tile_count(int64_t M, int64_t N, TileShape t) {
@@ -124,7 +129,8 @@ TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count) {
   const double k_tiles = static_cast<double>(ceil_div(K, 64));
   const auto estimate = [&](TileShape t) {
     const int64_t tiles = tile_count(M, N, t);
-    const double partial = M % t.m != 0 ? kPartialRowWaveSlowdown : 1.0;
+    const bool cut_half = M % t.m != 0 && ceil_div(M, t.m) <= 2;
+    const double partial = cut_half ? kPartialRowWaveSlowdown : 1.0;
     return static_cast<double>(ceil_div(tiles, sm_count)) * k_tiles * wave_ktile_ns(t) * partial;
   };
   TileShape best = kWgmmaTiles[0];

@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 
+from conftest import requires_cuda
 from torch_memopt.bench import calls, peers, report, results, timing
 from torch_memopt.bench.case import Case, Impl, make_case
 from torch_memopt.bench.record import Record, finish, geomean, summarize
@@ -40,6 +41,27 @@ def test_kernel_timer_on_the_cpu_takes_samples_of_the_call():
     assert len(result.samples_us) >= timing.MIN_REPS and result.median_us >= 0
     assert len(count) >= len(result.samples_us) + 1  # the estimate, warm-up and samples
     assert "perf_counter" in result.method
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_kernel_timer_leaves_a_slow_launcher_out_of_the_kernel_time():
+    """A call whose host side takes 300 µs before a ~2 µs kernel: the events must time the
+    kernel, not the launcher (before the pad they read the host's 300 µs and more)."""
+    import time
+
+    x = torch.randn(1024, device="cuda")
+
+    def slow_launcher():
+        end = time.perf_counter() + 300e-6
+        while time.perf_counter() < end:
+            pass
+        x.add_(1.0)
+
+    kernel = timing.KernelTimer(torch.device("cuda"), rep_ms=20.0).time(lambda: x.add_(1.0))
+    slow = timing.KernelTimer(torch.device("cuda"), rep_ms=20.0).time(slow_launcher)
+    assert slow.median_us < kernel.median_us + 20.0, (slow.median_us, kernel.median_us)
+    assert "host ahead by" in slow.method
 
 
 def test_interleaved_latency_rotates_the_order_and_times_every_call():

@@ -230,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     meta["copy_gbps"] = timing.copy_gbps(device)
     meta["argv"] = list(sys.argv[1:] if argv is None else argv)
     meta["timing"] = ("median of per-call CUDA-event times, L2 flushed (256 MiB zeroed) before "
-                      "each call" if device.type == "cuda" else "median of perf_counter per call")
+                      "each call, the GPU kept behind the host by twice the call's launch time"
+                      if device.type == "cuda" else "median of perf_counter per call")
     if meta["copy_gbps"]:
         print(f"{PROG}: device-to-device copy {meta['copy_gbps']:,.0f} GB/s (read + written): "
               "the bandwidth ceiling of % copy", flush=True)

@@ -6,7 +6,13 @@ CUDA-event times with the L2 flushed before each call, the protocol of
 ``triton.testing.do_bench``, written here so that it needs no triton: one call timed
 alone to size the plan, warm-up calls for ``WARMUP_MS``, then ``rep_ms`` worth of
 calls, each after zeroing a ``FLUSH_BYTES`` buffer (256 MiB, over 4x the H200's 60 MB
-L2), each between two events. Calls of ``SLOW_CALL_MS`` or more (the naive GEMM rung at
+L2), each between two events. Before each start event the GPU is also given
+``host_pad_us`` of idle spinning (``torch.cuda._sleep``), twice the host time the call
+takes to enqueue: the host then always runs ahead of the GPU, and the events time the
+kernels, not the launcher. Without it a call whose launcher outran the flush (~75 µs)
+had its host time in the figure, and that varied with the host: torch.compile's and
+Liger's rms_norm at 128 x 4096 read 28.4 and 56.1 µs in one H200 run, 4.8 and 21.1 in
+the next, ours 6.2 and 5.9 (models suite, 2026-12-04). Calls of ``SLOW_CALL_MS`` or more (the naive GEMM rung at
 8192³ runs 2.2 s a call) get ``MIN_SLOW_REPS``-``MAX_SLOW_REPS`` reps inside
 ``SLOW_BUDGET_MS`` and no warm-up beyond the checked call. On the CPU the same plan runs
 with ``time.perf_counter`` and no flush (the CPU kernels are references, not targets).
@@ -47,6 +53,13 @@ MIN_SLOW_REPS, MAX_SLOW_REPS = 3, 10
 L2_MULTIPLE = 2
 MAX_INPUT_SETS = 16  # a 4096x1024 fp16 input (8 MiB) needs 15 to cover 2 x 60 MiB
 COPY_BYTES = 2 * 1024**3  # the copy ceiling's tensor: 2 GiB, far beyond L2
+# torch.cuda._sleep counts clock cycles: 2000 a µs is at or above every clock of the
+# H200 (1980 MHz at most), so a pad lasts at least what it is asked for.
+SLEEP_CYCLES_PER_US = 2000
+BUSY_US = 2000.0  # GPU work queued ahead while a call's enqueue time is measured
+# A call that synchronizes inside waits out any pad: its host time is then not a
+# launcher's, and padding it more only slows the run.
+MAX_PAD_US = 500.0
 
 Call = Callable[[], object]
 
@@ -88,6 +101,23 @@ def _host_ms(call: Call) -> float:
     return (time.perf_counter() - begin) * 1e3
 
 
+def _spin(us: float) -> None:
+    """Queue ``us`` microseconds (or more) of idle GPU spinning on the current stream."""
+    if us > 0:
+        torch.cuda._sleep(int(us * SLEEP_CYCLES_PER_US))
+
+
+def host_pad_us(call: Call) -> float:
+    """Twice the host time of enqueueing ``call`` (the least of 3, each behind ``BUSY_US``
+    of queued GPU work, so that no launch waits for the GPU), capped at ``MAX_PAD_US``."""
+    enqueue_ms = []
+    for _ in range(3):
+        _spin(BUSY_US)
+        enqueue_ms.append(_host_ms(call))
+        torch.cuda.synchronize()
+    return min(2e3 * min(enqueue_ms), MAX_PAD_US)
+
+
 FLUSHES = ("write", "read")
 
 
@@ -126,17 +156,19 @@ class KernelTimer:
         warmup, reps = reps_for(estimate, self.rep_ms)
         for _ in range(warmup):
             call()
+        pad_us = host_pad_us(call)
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         for start, end in zip(starts, ends):
             empty_l2()
+            _spin(pad_us)
             start.record()
             call()
             end.record()
         torch.cuda.synchronize(self.device)
         samples = tuple(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
         how = "L2 flushed" if self.flush == "write" else "L2 flushed by a read (left clean)"
-        return Timing(samples, f"CUDA events, {how}, {reps} reps")
+        return Timing(samples, f"CUDA events, {how}, host ahead by {pad_us:.0f} us, {reps} reps")
 
     def _time_host(self, call: Call) -> Timing:
         warmup, reps = reps_for(_host_ms(call), self.rep_ms)

@@ -8,7 +8,8 @@ per-shape best tile. Runs anywhere (no GPU).
 
 The model, per tile t: time = waves x (k_tiles x per_ktile[t] + fixed[t]), waves =
 ceil(tiles / SMs); for 128 x 256 a lone partial wave (fewer tiles than SMs) has its own
-per_ktile. The rule takes the tile of least estimated time, a tile replacing the one before
+per_ktile; a tile whose one or two rows of tiles M cuts costs PARTIAL_ROW_SLOWDOWN x (those
+shapes are left out of the per-k-tile medians). The rule takes the tile of least estimated time, a tile replacing the one before
 it (in kWgmmaTiles' order) only when 2% faster, as wgmma_tile does. The fit minimizes the
 geomean loss of the rule's pick against the best tile of each shape by coordinate descent
 (`descend`) from two starts, gemm_plan.cpp's constants (RULE_KTILE, RULE_FIXED: edit them
@@ -32,6 +33,7 @@ RULE_KTILE = {((128, 256), False): 799, ((128, 192), False): 611, ((128, 128), F
               ((64, 256), False): 463, ((64, 192), False): 356, ((128, 64), False): 296,
               ((64, 128), False): 292, ((64, 64), False): 219}
 RULE_FIXED = 0  # ns a wave, every tile: gemm_plan.cpp has no fixed term now
+PARTIAL_ROW_SLOWDOWN = 1.7  # gemm_plan.cpp's kPartialRowWaveSlowdown
 GRID_NS = [250 * i for i in range(17)]
 
 
@@ -55,6 +57,12 @@ def tiles_of(r: dict, t: tuple) -> int:
     return math.ceil(r["M"] / t[0]) * math.ceil(r["N"] / t[1])
 
 
+def cut_half(r: dict, t: tuple) -> bool:
+    """One or two rows of tiles, the last cut by M: the waves gemm_plan.cpp charges
+    PARTIAL_ROW_SLOWDOWN."""
+    return r["M"] % t[0] != 0 and math.ceil(r["M"] / t[0]) <= 2
+
+
 def k_tiles(r: dict) -> int:
     return math.ceil(r["K"] / 64)
 
@@ -69,7 +77,7 @@ def per_ktile(records: list[dict], sms: int) -> dict:
             values = []
             for r in records:
                 n = tiles_of(r, t)
-                if (n < sms) != lone:
+                if (n < sms) != lone or cut_half(r, t):
                     continue
                 waves = math.ceil(n / sms)
                 values.append(r["us"][t] * 1e3 / (waves * k_tiles(r)))
@@ -82,7 +90,8 @@ def pick(r: dict, ktile: dict, fixed: dict, sms: int) -> tuple:
     def estimate(t):
         n = tiles_of(r, t)
         c = ktile.get((t, n < sms), ktile[(t, False)])
-        return math.ceil(n / sms) * (k_tiles(r) * c + fixed[t])
+        slowdown = PARTIAL_ROW_SLOWDOWN if cut_half(r, t) else 1.0
+        return math.ceil(n / sms) * (k_tiles(r) * c + fixed[t]) * slowdown
 
     best, best_ns = TILES[0], estimate(TILES[0])
     for t in TILES:

@@ -97,7 +97,7 @@ PyObject* kernel_info(PyObject* /*self*/, PyObject* args) {
 
 // gemm_plan(M, N, K, half, capability, sm_count, tma_as_is, on_device, tf32) -> dict:
 // what auto runs for the shape (gemm/gemm_plan.h); on_device: for the current
-// CUDA device (its cluster packing asked), else for the GPU described.
+// CUDA device, else for the GPU described (no rule reads it now: gemm_plan.h).
 PyObject* gemm_plan(PyObject* /*self*/, PyObject* args) {
   long long M = 0, N = 0, K = 0;
   int half = 0, capability = 0, sm_count = 0, tma_as_is = 0, on_device = 0, tf32 = 0;

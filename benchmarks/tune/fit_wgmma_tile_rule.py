@@ -9,12 +9,13 @@ per-shape best tile. Runs anywhere (no GPU).
 The model, per tile t: time = waves x (k_tiles x per_ktile[t] + fixed[t]), waves =
 ceil(tiles / SMs); for 128 x 256 a lone partial wave (fewer tiles than SMs) has its own
 per_ktile; a tile whose one or two rows of tiles M cuts costs PARTIAL_ROW_SLOWDOWN x (those
-shapes are left out of the per-k-tile medians). The rule takes the tile of least estimated time, a tile replacing the one before
-it (in kWgmmaTiles' order) only when 2% faster, as wgmma_tile does. The fit minimizes the
-geomean loss of the rule's pick against the best tile of each shape by coordinate descent
-(`descend`) from two starts, gemm_plan.cpp's constants (RULE_KTILE, RULE_FIXED: edit them
-with the rule) and the per-k-tile medians with no fixed time, and prints the better, its
-loss beside the constants' and the shapes where its pick is not the best.
+shapes are left out of the per-k-tile medians). The rule takes the tile of least estimated
+time, a tile replacing the one before it (in kWgmmaTiles' order) only when 2% faster, as
+wgmma_tile does. The fit minimizes the geomean loss of the rule's pick against the best tile
+of each shape by coordinate descent (`descend`) from two starts, gemm_plan.cpp's constants
+(RULE_KTILE, RULE_FIXED: edit them with the rule) and the per-k-tile medians with no fixed
+time, and prints the better, its loss beside the constants' and the shapes where its pick is
+not the best.
 """
 
 from __future__ import annotations

@@ -5,17 +5,17 @@ Kernel time (the primary figure of every suite but ``e2e``): the median of per-c
 CUDA-event times with the L2 flushed before each call, the protocol of
 ``triton.testing.do_bench``, written here so that it needs no triton: one call timed
 alone to size the plan, warm-up calls for ``WARMUP_MS``, then ``rep_ms`` worth of
-calls, each after zeroing a ``FLUSH_BYTES`` buffer (256 MiB, over 4x the H200's 60 MB
-L2), each between two events. Before each start event the GPU is also given
-``host_pad_us`` of idle spinning (``torch.cuda._sleep``), twice the host time the call
-takes to enqueue: the host then always runs ahead of the GPU, and the events time the
-kernels, not the launcher. Without it a call whose launcher outran the flush (~75 µs)
-had its host time in the figure, and that varied with the host: torch.compile's and
-Liger's rms_norm at 128 x 4096 read 28.4 and 56.1 µs in one H200 run, 4.8 and 21.1 in
-the next, ours 6.2 and 5.9 (models suite, 2026-12-04). Calls of ``SLOW_CALL_MS`` or more (the naive GEMM rung at
-8192³ runs 2.2 s a call) get ``MIN_SLOW_REPS``-``MAX_SLOW_REPS`` reps inside
-``SLOW_BUDGET_MS`` and no warm-up beyond the checked call. On the CPU the same plan runs
-with ``time.perf_counter`` and no flush (the CPU kernels are references, not targets).
+calls, each after zeroing a ``FLUSH_BYTES`` buffer (256 MiB, over 4x the H200's 60 MB L2),
+each between two events. Before each start event the GPU is also given ``host_pad_us`` of
+idle spinning (``torch.cuda._sleep``), twice the host time the call takes to enqueue: the
+host then always runs ahead of the GPU, and the events time the kernels, not the launcher.
+Without it a call whose launcher outran the flush (~75 µs) had its host time in the figure,
+and that varied with the host: torch.compile's and Liger's rms_norm at 128 x 4096 read 28.4
+and 56.1 µs in one H200 run, 4.8 and 21.1 in the next, ours 6.2 and 5.9 (models suite,
+2026-12-04). Calls of ``SLOW_CALL_MS`` or more (the naive GEMM rung at 8192³ runs 2.2 s a
+call) get ``MIN_SLOW_REPS``-``MAX_SLOW_REPS`` reps inside ``SLOW_BUDGET_MS`` and no warm-up
+beyond the checked call. On the CPU the same plan runs with ``time.perf_counter`` and no
+flush (the CPU kernels are references, not targets).
 
 Cross-check: ``torch.utils.benchmark.Timer.blocked_autorange`` over input sets that
 rotate through at least ``L2_MULTIPLE`` x the L2 size (``input_set_count``), so no call

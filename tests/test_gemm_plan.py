@@ -64,8 +64,8 @@ def test_wgmma_tile_by_estimated_time(M, N, K, tile):
     assert p["splits"] == 1
 
 
-# Tiles for under a quarter of the SMs: splitk past 32 k-tiles up to M = 128, else the
-# tile rule; auto takes wgmma_split nowhere (the fastest config at none of the 89 swept
+# Tiles for under a quarter of the SMs: splitk past 32 k-tiles up to M = 128 (under half
+# of them past 64 k-tiles up to M = 256), else the tile rule; auto takes wgmma_split nowhere (the fastest config at none of the 89 swept
 # shapes). wgmma_tiles_encoders_small_h200.json, 2026-12-04.
 @pytest.mark.parametrize("M, N, K, variant", [
     (128, 768, 3072, "splitk"),   # 24 tiles, 48 k-tiles: 11.9 us against 64 x 64's 14.7
@@ -74,6 +74,10 @@ def test_wgmma_tile_by_estimated_time(M, N, K, tile):
     (128, 1024, 2048, "wgmma"),   # 32 k-tiles: not past the bound
     (256, 1024, 4096, "wgmma"),   # 64 tiles of 64 x 64: not under a quarter
     (192, 768, 4096, "wgmma"),    # past 128 rows
+    # Under half the SMs past 64 k-tiles, to M = 256 (wgmma_tiles_m192_m256_h200.json):
+    (256, 1024, 14336, "splitk"),  # 64 tiles, 224 k-tiles: 34.5 us against 64 x 64's 46.3
+    (192, 1024, 14336, "splitk"),  # 48 tiles: 38.0 against 46.8
+    (320, 1024, 14336, "wgmma"),   # past 256 rows
 ])
 def test_few_tiles_take_splitk_past_32_k_tiles_and_never_wgmma_split(M, N, K, variant):
     p = plan(M, N, K)

@@ -33,7 +33,12 @@ constexpr int kMaxRuleSplits = 4;
 // (wgmma_tiles_encoders_small_h200.json). Llama-3's k/v projection, 128 x
 // 1024 x 4096 / 14336: 13.3 / 24.3 us against 17.2 / 46.2
 // (wgmma_tiles_gqa_bias_h200.json; both 2026-12-04).
+// The half-the-SMs bound holds to M = 256: at 192 / 256 x 1024 x 14336 (48 / 64
+// tiles of 64 x 64, 224 k-tiles) splitk took 38.0 / 34.5 us against 64 x 64's
+// 46.8 / 46.3 (cuBLAS 30.1 / 30.6); at K = 4096 (64 k-tiles, not past the bound)
+// 20.0 / 17.0 against 17.8 / 17.5 (wgmma_tiles_m192_m256_h200.json, 2026-12-04).
 constexpr int64_t kSplitKRows = 32, kSkinnyRows = 64, kSplitKMinKTiles = 64;
+constexpr int64_t kHalfTileSplitKRows = 256;
 constexpr int64_t kFewTileSplitKRows = 128, kFewTileSplitKMinKTiles = 32;
 
 std::atomic<int> g_split_override{0};
@@ -233,12 +238,12 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
   }
   const int64_t k_tiles = ceil_div(K, kTileK);
   const bool very_few_tiles = 4 * tiles < sm_count;
-  if (M <= kSplitKRows || (M <= kSkinnyRows && few_tiles && k_tiles > kSplitKMinKTiles) ||
+  if (M <= kSplitKRows || (M <= kHalfTileSplitKRows && few_tiles && k_tiles > kSplitKMinKTiles) ||
       (M <= kFewTileSplitKRows && very_few_tiles && k_tiles > kFewTileSplitKMinKTiles)) {
     plan.variant = "splitk";
     plan.reason =
-        "decode rows (M <= 32; <= 64 with wgmma tiles for fewer than half the SMs and more than "
-        "64 k-tiles; <= 128 with tiles for under a quarter of them and more than 32 k-tiles): "
+        "decode rows (M <= 32; <= 256 with wgmma tiles for fewer than half the SMs and more "
+        "than 64 k-tiles; <= 128 with tiles for under a quarter of them and more than 32 k-tiles): "
         "splitk, the weights as wgmma's A side, split-K in a cluster";
     return plan;
   }

@@ -59,24 +59,4 @@ __device__ __forceinline__ P load_pack_aligned_to(const void* src, int align_byt
   return out;
 }
 
-// Ask for the L1 line (and L2 sector) holding `p` without waiting for it: a
-// kernel that needs data only after a reduction (a norm's weight and bias) can
-// have it on chip by then instead of paying a second round trip to HBM then.
-__device__ __forceinline__ void prefetch_l1(const void* p) {
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
-}
-// Every 128-byte line of [begin, end), the `threads` threads of a group (this
-// one `t` of them) a line each in turn: one address a thread, so that little
-// stays live (a prefetch a pack kept 8-16 more bytes on the stack of the
-// register-capped norm kernels).
-__device__ __forceinline__ void prefetch_l1_lines(const void* begin, const void* end, int t,
-                                                  int threads) {
-  constexpr uintptr_t kLine = 128;
-  const uintptr_t last = reinterpret_cast<uintptr_t>(end);
-  for (uintptr_t a = (reinterpret_cast<uintptr_t>(begin) & ~(kLine - 1)) + t * kLine; a < last;
-       a += threads * kLine) {
-    prefetch_l1(reinterpret_cast<const void*>(a));
-  }
-}
-
 }  // namespace memopt

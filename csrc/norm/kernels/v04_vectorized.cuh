@@ -239,14 +239,6 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += v[j];
   }
-  // The parameters are read only after the statistics; asked for now (this
-  // CTA's part of the row), they come in during the reductions instead of
-  // costing a second trip to HBM after them (~1.5 us of a 1 x 4096 rms_norm's
-  // 6 after an L2 flush, where Triton's kernels load weight and row together).
-  const int64_t param_begin = head + static_cast<int64_t>(first) * kVec;
-  const int64_t param_end = kCluster > 1 ? head + static_cast<int64_t>(end) * kVec : row_length;
-  if (weight != nullptr) prefetch_l1_lines(weight + param_begin, weight + param_end, t, kThreads);
-  if (bias != nullptr) prefetch_l1_lines(bias + param_begin, bias + param_end, t, kThreads);
   constexpr int kWarpsPerRow = kThreads / 32, kWarps = kBlock / 32;
   // RMSNorm has no mean: its sum's reduction (two block barriers for rows
   // of more than 32 threads) is skipped, not computed and dropped.

@@ -144,6 +144,17 @@ PyObject* set_norm_peel(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
+// _set_norm_param_stage(on) -> the previous setting: whether the vectorized
+// norm kernel may stage weight and bias in shared memory (True, the default)
+// or reads them after the reductions (False). For the latency probe and the tests.
+PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
+  int on = 1;
+  if (!PyArg_ParseTuple(args, "p", &on)) return nullptr;
+  const bool previous = memopt::norm_param_stage();
+  memopt::set_norm_param_stage(on != 0);
+  return PyBool_FromLong(previous);
+}
+
 // _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every
 // launch from now on ((0, 0): the rule). For the tuning sweep and the tests.
 PyObject* set_wgmma_tile(PyObject* /*self*/, PyObject* args) {
@@ -194,6 +205,9 @@ PyMethodDef methods[] = {
     {"_set_norm_peel", set_norm_peel, METH_VARARGS,
      "_set_norm_peel(mode) -> previous: norm rows off the 16-byte pack in narrow packs (0), by "
      "the rule (1) or peeled (2)"},
+    {"_set_norm_param_stage", set_norm_param_stage, METH_VARARGS,
+     "_set_norm_param_stage(on) -> previous: whether the vectorized norm kernel may stage weight "
+     "and bias in shared memory (True, the default) or reads them after the reductions (False)"},
     {"_wgmma_tiles", wgmma_tiles, METH_NOARGS,
      "_wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built for"},
     {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,

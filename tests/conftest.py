@@ -63,6 +63,18 @@ def norm_peel(request):
     _C._set_norm_peel(previous)
 
 
+@pytest.fixture(params=[True, False], ids=["params-staged", "params-read-late"])
+def norm_param_stage(request):
+    """The vectorized norm kernel with its parameters staged in shared memory where the
+    launcher's rule allows it (the default), and with them read from global memory after
+    the reductions. The switch is process-wide: restored after."""
+    from torch_memopt import _C
+
+    previous = _C._set_norm_param_stage(request.param)
+    yield request.param
+    _C._set_norm_param_stage(previous)
+
+
 @pytest.fixture(autouse=True)
 def seed_per_test(request):
     """Different random inputs in every test, reproducible from the test's id."""

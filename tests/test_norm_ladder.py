@@ -47,7 +47,7 @@ def call(op, x, weight, bias, eps, variant):
 @pytest.mark.parametrize("fp32_params", [False, True], ids=["params-in-dtype", "fp32-params"])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
-def test_every_rung_at_every_path(op, dtype, fp32_params):
+def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
     failures = []
     param_dtype = torch.float32 if fp32_params else dtype
     for rows, n in SHAPES:
@@ -62,6 +62,38 @@ def test_every_rung_at_every_path(op, dtype, fp32_params):
             if out.dtype != dtype or not err < TOLERANCE[dtype]:
                 failures.append(f"{variant} {rows}x{n}: {out.dtype}, relative error {err:.2e}")
     assert not failures, "\n".join(failures)
+
+
+# The launcher's staging rule (norm_vectorized_launch.cuh): layer_norm's rows of 8192 bf16
+# stage weight and bias, 32 KB a block of 256 threads, more than 8 such blocks leave an SM,
+# so only a grid of one block an SM at most stages them (100 rows) and 4100 rows do not
+# (rms_norm's 16 KB stage at both); 768 columns stage 3 KB a block of 4 rows at any count
+# (5003 rows: a last block part full); layer_norm's fp32 rows of 8192 (64 KB) never stage.
+STAGE_SHAPES = [(torch.bfloat16, 100, 8192), (torch.bfloat16, 4100, 8192),
+                (torch.bfloat16, 5003, 768), (torch.float32, 3, 8192), (torch.float16, 131, 2048)]
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_staged_parameters_match_the_ones_read_late(op):
+    """Staged or read after the reductions, the parameters give the same bits, at row
+    counts on both sides of the staging rule, and match float64."""
+    from torch_memopt import _C
+
+    for dtype, rows, n in STAGE_SHAPES:
+        x = torch.randn(rows, n, device="cuda", dtype=dtype) + 3
+        weight = torch.randn(n, device="cuda", dtype=dtype)
+        bias = torch.randn(n, device="cuda", dtype=dtype)
+        previous = _C._set_norm_param_stage(False)
+        try:
+            late = call(op, x, weight, bias, 1e-5, "vectorized")
+        finally:
+            _C._set_norm_param_stage(previous)
+        staged = call(op, x, weight, bias, 1e-5, "vectorized")
+        assert torch.equal(staged, late), f"{op} {dtype} {rows}x{n}: staged and late differ"
+        err = rel_error(staged, reference(op, x, weight, bias, 1e-5))
+        assert err < TOLERANCE[dtype], f"{op} {dtype} {rows}x{n}: relative error {err:.2e}"
 
 
 @requires_cuda

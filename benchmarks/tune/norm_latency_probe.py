@@ -5,7 +5,8 @@ the harness's timer. Timed in one process on the same inputs, L2 flushed:
 - the floor: an empty kernel (torch.cuda._sleep(0)) and a one-pass elementwise kernel
   over the same rows (x.neg()), what any launch and one read + write cost;
 - ours with the weight and without it (weight=None): the difference is what the
-  weight's load, issued after the row's reduction, costs on the critical path;
+  weight's load costs on the critical path; and with the weight read after the row's
+  reductions instead of staged in shared memory as the row loads (``read late``);
 - Liger's and torch.compile's rms_norm, which load weight and row together.
 
 ``--ncu``: no timing, each call a few times, for ``ncu --metrics gpu__time_duration.sum``
@@ -22,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_memopt
+from torch_memopt import _C
 from torch_memopt.bench import calls, peers
 from torch_memopt.bench.timing import kernel_ms
 
@@ -30,7 +32,16 @@ N = 4096
 EPS = 1e-6
 
 
-def calls_for(rows: int) -> dict:
+def read_late(call):
+    """``call`` with the norm's parameters read after its reductions, not staged."""
+    previous = _C._set_norm_param_stage(False)
+    try:
+        return call()
+    finally:
+        _C._set_norm_param_stage(previous)
+
+
+def calls_for(rows: int, peer_names=("liger", "compile")) -> dict:
     torch.manual_seed(rows)
     options = {"eps": EPS}
     x, shape, w = calls.make_inputs("rms_norm", calls.rows_shape(rows, N), torch.bfloat16,
@@ -40,8 +51,9 @@ def calls_for(rows: int) -> dict:
         "x.neg()": lambda: x.neg(),
         "ours": lambda: torch_memopt.rms_norm(x, shape, w, EPS),
         "ours, no weight": lambda: torch_memopt.rms_norm(x, shape, None, EPS),
+        "ours, read late": lambda: read_late(lambda: torch_memopt.rms_norm(x, shape, w, EPS)),
     }
-    for name in ("liger", "compile"):
+    for name in peer_names:
         if peers.serves(name, "rms_norm", torch.device("cuda")):
             try:
                 call = peers.build(name, "rms_norm", options, torch.device("cuda"))
@@ -59,10 +71,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
     parser.add_argument("--ncu", action="store_true", help="run each call 3 times, untimed")
+    parser.add_argument("--peers", nargs="*", default=["liger", "compile"],
+                        help="peers to time beside ours (default: liger compile)")
     args = parser.parse_args()
     records = []
     for rows in ROWS:
-        calls = calls_for(rows)
+        calls = calls_for(rows, args.peers)
         if args.ncu:
             for name, call in calls.items():
                 for _ in range(3):

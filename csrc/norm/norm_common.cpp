@@ -33,9 +33,12 @@ NormRows prepare_norm_rows(const at::Tensor& input, int64_t row_length,
 
 namespace {
 std::atomic<NormPeel> g_norm_peel{NormPeel::kRule};
+std::atomic<bool> g_norm_param_stage{true};
 }  // namespace
 
 NormPeel norm_peel() { return g_norm_peel.load(std::memory_order_relaxed); }
 void set_norm_peel(NormPeel mode) { g_norm_peel.store(mode); }
+bool norm_param_stage() { return g_norm_param_stage.load(std::memory_order_relaxed); }
+void set_norm_param_stage(bool on) { g_norm_param_stage.store(on); }
 
 }  // namespace memopt

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -62,6 +64,42 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
          same_rows(sum) && p.row_length / (16 / elem) < (int64_t{1} << 30);
 }
 
+// The kernel's parameter staging (kernels/v04_vectorized.cuh): the packs of
+// weight and bias a block copies into shared memory, the part of a row its
+// registers keep, where that fits in kMaxParamStageBytes (no opt-in past the
+// default 48 KB a block) and leaves the SM the blocks of the 64-register cap
+// (2048 threads; 16 KB a block of 256 at 8192 bf16 columns), or where the
+// grid is one block an SM at most, a latency-bound launch whose occupancy
+// does not matter. 0: no staging (narrow packs, peeled rows: the kernel reads
+// the parameters from global memory as before).
+constexpr int64_t kMaxParamStageBytes = 32 * 1024;
+constexpr int64_t kParamStageBytesAnSm = 200 * 1024;
+constexpr int64_t kThreadsAnSmAtCap = 2048;
+
+struct ParamStage {
+  int packs = 0;     // a parameter's packs staged (the kernel's stage_packs)
+  size_t bytes = 0;  // the dynamic shared memory they take, weight and bias
+};
+
+template <typename scalar_t, typename param_t, int kThreads, int kBlock, int kVecs, int kPackBytes,
+          bool kPeel>
+ParamStage param_stage(const NormRows& p, int64_t blocks) {
+  if constexpr (kPackBytes != 16 || kPeel) {
+    return {};
+  } else {
+    constexpr int64_t kVec = kPackBytes / static_cast<int64_t>(sizeof(scalar_t));
+    constexpr int64_t kParamPackBytes = kVec * static_cast<int64_t>(sizeof(param_t));
+    const int64_t params = (p.weight.defined() ? 1 : 0) + (p.bias.defined() ? 1 : 0);
+    const int64_t packs = std::min<int64_t>(p.row_length / kVec, int64_t{kThreads} * kVecs);
+    const int64_t bytes = packs * kParamPackBytes * params;
+    if (params == 0 || bytes > kMaxParamStageBytes || !norm_param_stage()) return {};
+    const bool occupancy_kept = bytes * (kThreadsAnSmAtCap / kBlock) <= kParamStageBytesAnSm;
+    const bool one_wave = blocks <= at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+    if (!occupancy_kept && !one_wave) return {};
+    return {static_cast<int>(packs), static_cast<size_t>(bytes)};
+  }
+}
+
 // kAdd: the fused add + norm, reading `residual` and writing `sum` beside
 // the normalized output.
 template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd,
@@ -71,14 +109,16 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
   constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
   constexpr int64_t kRowsPerBlock = kBlock / kThreads;
   const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
+  const ParamStage stage =
+      param_stage<scalar_t, param_t, kThreads, kBlock, kVecs, kPackBytes, kPeel>(p, blocks);
   norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes, kPeel>
-      <<<blocks, kBlock, 0, stream>>>(
+      <<<blocks, kBlock, stage.bytes, stream>>>(
           p.input.const_data_ptr<scalar_t>(),
           p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
           p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
           p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
           kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
-          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr);
+          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr, stage.packs);
 }
 
 // The threads a row needs to keep its packs, kVecs a thread, counted down to

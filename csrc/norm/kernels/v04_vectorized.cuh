@@ -60,6 +60,7 @@
 
 #include <cooperative_groups.h>
 
+#include "common/cp_async.cuh"
 #include "common/pack.cuh"
 #include "common/register_cap.cuh"
 #include "norm/kernels/normalize.cuh"
@@ -99,7 +100,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
                            int64_t rows, int64_t row_length, int64_t in_stride, float eps,
                            const scalar_t* __restrict__ residual = nullptr,
-                           scalar_t* __restrict__ sum_out = nullptr) {
+                           scalar_t* __restrict__ sum_out = nullptr, int stage_packs = 0) {
   static_assert(kPackBytes >= static_cast<int>(sizeof(scalar_t)) && 16 % kPackBytes == 0,
                 "a pack is 1-8 whole elements of at most 16 bytes");
   constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
@@ -165,6 +166,26 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(a.v[j]);
   };
   const float n = static_cast<float>(row_length);
+
+  // The parameters' first stage_packs packs (the part of a row the registers
+  // keep; 0: none, the launcher's choice) copied into shared memory by
+  // cp.async before the row's loads are issued, so that they arrive during
+  // the reductions. Read after them from global memory, the weight was a
+  // second trip to HBM on a short row's critical path: 1.1-1.7 us of rms_norm's
+  // 6.7 at 1-512 rows of 4096 bf16, where Triton's kernels run 4.2-5.3
+  // (benchmarks/tune/norm_latency_probe.py, H200). The block's rows share one
+  // copy; no registers are held for it meanwhile.
+  constexpr bool kCanStage = kPackBytes == 16 && !kPeel && kCluster == 1;
+  extern __shared__ __align__(16) unsigned char param_stage[];
+  PPack* const weight_stage = reinterpret_cast<PPack*>(param_stage);
+  PPack* const bias_stage = weight_stage + (weight != nullptr ? stage_packs : 0);
+  if constexpr (kCanStage) {
+    const int stage_bytes = stage_packs * static_cast<int>(sizeof(PPack));
+    if (weight != nullptr) {
+      cp_async_bytes_to_shared(weight_stage, weight, stage_bytes, threadIdx.x, kBlock);
+    }
+    if (bias != nullptr) cp_async_bytes_to_shared(bias_stage, bias, stage_bytes, threadIdx.x, kBlock);
+  }
 
   float cache[kNormVecs][kVec];
   float sum = 0.f;
@@ -280,6 +301,13 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   const float inv_std = rsqrtf(sq_total / n + eps);
   // No CTA leaves while a peer may still read its partials.
   if constexpr (kCluster > 1) cooperative_groups::this_cluster().sync();
+  if constexpr (kCanStage) {
+    // (stage_packs is the same for the whole block: every thread gets here)
+    if (stage_packs > 0) {
+      cp_async_wait_all();
+      __syncthreads();
+    }
+  }
 
   // kPeel: the parameters' packs start `head` elements in, aligned to what
   // that leaves (the same for every thread of the row).
@@ -295,8 +323,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   };
   const auto write = [&](int pk, const float (&in)[kVec]) {
     PPack w{}, b{};
-    if (wr != nullptr) w = param_pack(wr, pk);
-    if (br != nullptr) b = param_pack(br, pk);
+    const bool staged = kCanStage && pk < stage_packs;
+    if (wr != nullptr) w = staged ? weight_stage[pk] : param_pack(wr, pk);
+    if (br != nullptr) b = staged ? bias_stage[pk] : param_pack(br, pk);
     XPack out;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {

@@ -1,0 +1,34 @@
+// Asynchronous global -> shared copies (cp.async, sm_80+) for kernels that
+// want data on chip later without holding registers for it meanwhile.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace memopt {
+
+// 16 bytes from global `src` to shared `dst` (both 16-byte aligned), in L2
+// only on the way (.cg): the bytes are read from shared memory, not again.
+__device__ __forceinline__ void cp_async_16_to_shared(void* dst, const void* src) {
+  const auto shared = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(src) : "memory");
+}
+
+// `bytes` (a multiple of 16) from `src` to `dst`, the `threads` threads of
+// the block (this one `t`) 16 bytes each in turn; completes at
+// cp_async_wait_all.
+__device__ __forceinline__ void cp_async_bytes_to_shared(void* dst, const void* src, int bytes,
+                                                         int t, int threads) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  for (int off = t * 16; off < bytes; off += threads * 16) cp_async_16_to_shared(d + off, s + off);
+}
+
+// Every cp.async this thread issued has landed (its own: a block barrier
+// after it makes the other threads' copies visible).
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+}  // namespace memopt

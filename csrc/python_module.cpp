@@ -145,8 +145,9 @@ PyObject* set_norm_peel(PyObject* /*self*/, PyObject* args) {
 }
 
 // _set_norm_param_stage(on) -> the previous setting: whether the vectorized
-// norm kernel may stage weight and bias in shared memory (True, the default)
-// or reads them after the reductions (False). For the latency probe and the tests.
+// norm kernel may stage weight and bias in shared memory (True) or reads them
+// after the reductions (False, the default until measured). For the latency
+// probe and the tests.
 PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
   int on = 1;
   if (!PyArg_ParseTuple(args, "p", &on)) return nullptr;
@@ -207,7 +208,7 @@ PyMethodDef methods[] = {
      "the rule (1) or peeled (2)"},
     {"_set_norm_param_stage", set_norm_param_stage, METH_VARARGS,
      "_set_norm_param_stage(on) -> previous: whether the vectorized norm kernel may stage weight "
-     "and bias in shared memory (True, the default) or reads them after the reductions (False)"},
+     "and bias in shared memory (True) or reads them after the reductions (False, the default)"},
     {"_wgmma_tiles", wgmma_tiles, METH_NOARGS,
      "_wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built for"},
     {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,

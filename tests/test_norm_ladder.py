@@ -85,12 +85,14 @@ def test_staged_parameters_match_the_ones_read_late(op):
         x = torch.randn(rows, n, device="cuda", dtype=dtype) + 3
         weight = torch.randn(n, device="cuda", dtype=dtype)
         bias = torch.randn(n, device="cuda", dtype=dtype)
-        previous = _C._set_norm_param_stage(False)
-        try:
-            late = call(op, x, weight, bias, 1e-5, "vectorized")
-        finally:
-            _C._set_norm_param_stage(previous)
-        staged = call(op, x, weight, bias, 1e-5, "vectorized")
+        outputs = {}
+        for stage in (False, True):
+            previous = _C._set_norm_param_stage(stage)
+            try:
+                outputs[stage] = call(op, x, weight, bias, 1e-5, "vectorized")
+            finally:
+                _C._set_norm_param_stage(previous)
+        late, staged = outputs[False], outputs[True]
         assert torch.equal(staged, late), f"{op} {dtype} {rows}x{n}: staged and late differ"
         err = rel_error(staged, reference(op, x, weight, bias, 1e-5))
         assert err < TOLERANCE[dtype], f"{op} {dtype} {rows}x{n}: relative error {err:.2e}"

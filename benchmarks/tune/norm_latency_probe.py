@@ -5,8 +5,9 @@ the harness's timer. Timed in one process on the same inputs, L2 flushed:
 - the floor: an empty kernel (torch.cuda._sleep(0)) and a one-pass elementwise kernel
   over the same rows (x.neg()), what any launch and one read + write cost;
 - ours with the weight and without it (weight=None): the difference is what the
-  weight's load costs on the critical path; and with the weight read after the row's
-  reductions instead of staged in shared memory as the row loads (``read late``);
+  weight's load costs on the critical path; and ours with the weight staged in shared
+  memory as the row loads (``staged``) and read after the row's reductions (``read
+  late``), forced either way (``ours`` is the default, read late until measured);
 - Liger's and torch.compile's rms_norm, which load weight and row together.
 
 ``--ncu``: no timing, each call a few times, for ``ncu --metrics gpu__time_duration.sum``
@@ -32,9 +33,10 @@ N = 4096
 EPS = 1e-6
 
 
-def read_late(call):
-    """``call`` with the norm's parameters read after its reductions, not staged."""
-    previous = _C._set_norm_param_stage(False)
+def with_param_stage(on: bool, call):
+    """``call`` with the norm's parameters staged in shared memory as the row loads
+    (``on``, where the launcher's rule allows) or read after its reductions."""
+    previous = _C._set_norm_param_stage(on)
     try:
         return call()
     finally:
@@ -51,7 +53,10 @@ def calls_for(rows: int, peer_names=("liger", "compile")) -> dict:
         "x.neg()": lambda: x.neg(),
         "ours": lambda: torch_memopt.rms_norm(x, shape, w, EPS),
         "ours, no weight": lambda: torch_memopt.rms_norm(x, shape, None, EPS),
-        "ours, read late": lambda: read_late(lambda: torch_memopt.rms_norm(x, shape, w, EPS)),
+        "ours, staged": lambda: with_param_stage(
+            True, lambda: torch_memopt.rms_norm(x, shape, w, EPS)),
+        "ours, read late": lambda: with_param_stage(
+            False, lambda: torch_memopt.rms_norm(x, shape, w, EPS)),
     }
     for name in peer_names:
         if peers.serves(name, "rms_norm", torch.device("cuda")):

@@ -33,7 +33,8 @@ NormRows prepare_norm_rows(const at::Tensor& input, int64_t row_length,
 
 namespace {
 std::atomic<NormPeel> g_norm_peel{NormPeel::kRule};
-std::atomic<bool> g_norm_param_stage{true};
+// Off until the H200 has timed it (benchmarks/tune/norm_latency_probe.py).
+std::atomic<bool> g_norm_param_stage{false};
 }  // namespace
 
 NormPeel norm_peel() { return g_norm_peel.load(std::memory_order_relaxed); }

@@ -1,0 +1,76 @@
+"""gemv against splitk at decode rows (issue 16): auto takes splitk for M <= 32, but the
+tensor-core suite at 1a1b5b8 had gemv 4-8% ahead of it at M = 1-16 (K = 4096). Times auto,
+gemv, splitk and cuBLAS (F.linear) over the transformer-gemm suite's eight Llama layers,
+K = 11008 and 14336 included, on the same inputs, with the harness's kernel timer (median,
+L2 flushed, the GPU kept behind the host); each rung checked against float64 first.
+
+    python benchmarks/tune/decode_rung_check.py [--tokens 1 8 16 32] [--dtype bf16] [--out x.json]
+
+Prints a line a layer and M (µs, and each rung ÷ cuBLAS), then the geomean of each rung
+÷ cuBLAS by M: the rule's input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import torch
+import torch.nn.functional as F
+
+import torch_memopt
+from torch_memopt.bench.suites.transformer_gemm import LAYERS
+from torch_memopt.bench.timing import kernel_ms
+
+RUNGS = ("auto", "gemv", "splitk")
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+# bf16 keeps 8 mantissa bits: a relative Frobenius error of a few 1e-3 at these K.
+TOLERANCE = 1e-2
+
+
+def time_layer(M: int, N: int, K: int, dtype: torch.dtype) -> dict:
+    x = torch.randn(M, K, device="cuda", dtype=dtype)
+    w = torch.randn(N, K, device="cuda", dtype=dtype) * K ** -0.5
+    ref = F.linear(x.double(), w.double())
+    us = {}
+    for rung in RUNGS:
+        out = torch_memopt.linear(x, w, variant=rung)
+        err = ((out.double() - ref).norm() / ref.norm()).item()
+        if not err < TOLERANCE:
+            raise SystemExit(f"{rung} at {M} x {N} x {K}: relative error {err:.2e}")
+        us[rung] = kernel_ms(lambda rung=rung: torch_memopt.linear(x, w, variant=rung)) * 1e3
+    us["cublas"] = kernel_ms(lambda: F.linear(x, w)) * 1e3
+    return us
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, nargs="+", default=[1, 8, 16, 32])
+    parser.add_argument("--dtype", choices=sorted(DTYPES), default="bf16")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    dtype = DTYPES[args.dtype]
+    records = []
+    for M in args.tokens:
+        for model, layer, N, K in LAYERS:
+            us = time_layer(M, N, K, dtype)
+            plan = torch_memopt.gemm_plan(M, N, K, dtype)["variant"]
+            records.append({"model": model, "layer": layer, "M": M, "N": N, "K": K,
+                            "dtype": args.dtype, "plan": plan, "us": us})
+            ratios = "  ".join(f"{r} {us[r]:.1f} ({us['cublas'] / us[r]:.2f}x)" for r in RUNGS)
+            print(f"M={M:>3} {model} {layer:<8} {N}x{K}: cuBLAS {us['cublas']:.1f}  {ratios}",
+                  flush=True)
+    for M in args.tokens:
+        rows = [r for r in records if r["M"] == M]
+        means = {rung: math.exp(sum(math.log(r["us"]["cublas"] / r["us"][rung]) for r in rows)
+                                / len(rows)) for rung in RUNGS}
+        print(f"M={M:>3} geomean x cuBLAS: " + "  ".join(f"{k} {v:.3f}" for k, v in means.items()))
+    if args.out:
+        meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                "timer": "torch_memopt.bench.timing.kernel_ms"}
+        with open(args.out, "w") as f:
+            json.dump({"meta": meta, "records": records}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -12,13 +12,15 @@ Prints a line a layer and M (µs, and each rung ÷ cuBLAS), then the geomean of 
 from __future__ import annotations
 
 import argparse
-import json
 import math
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 import torch_memopt
+from torch_memopt.bench import results
+from torch_memopt.bench.environment import describe
 from torch_memopt.bench.suites.transformer_gemm import LAYERS
 from torch_memopt.bench.timing import kernel_ms
 
@@ -66,10 +68,8 @@ def main() -> None:
                                 / len(rows)) for rung in RUNGS}
         print(f"M={M:>3} geomean x cuBLAS: " + "  ".join(f"{k} {v:.3f}" for k, v in means.items()))
     if args.out:
-        meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-                "timer": "torch_memopt.bench.timing.kernel_ms"}
-        with open(args.out, "w") as f:
-            json.dump({"meta": meta, "records": records}, f, indent=1)
+        results.write(Path(args.out), results.json_safe({"meta": describe(torch.device("cuda")),
+                                                          "records": records}))
 
 
 if __name__ == "__main__":

@@ -18,14 +18,15 @@ the harness's timer. Timed in one process on the same inputs, L2 flushed:
 from __future__ import annotations
 
 import argparse
-import json
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 import torch_memopt
 from torch_memopt import _C
-from torch_memopt.bench import calls, peers
+from torch_memopt.bench import calls, peers, results
+from torch_memopt.bench.environment import describe
 from torch_memopt.bench.timing import kernel_ms
 
 ROWS = (1, 8, 64, 512, 4096)
@@ -92,10 +93,8 @@ def main() -> None:
         records.append({"rows": rows, "N": N, "us": us})
         print(f"{rows:>5} x {N}: " + "  ".join(f"{k} {v:.2f}" for k, v in us.items()), flush=True)
     if args.out and records:
-        meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-                "timer": "torch_memopt.bench.timing.kernel_ms (L2 flushed, host ahead)"}
-        with open(args.out, "w") as f:
-            json.dump({"meta": meta, "records": records}, f, indent=1)
+        results.write(Path(args.out), results.json_safe({"meta": describe(torch.device("cuda")),
+                                                          "records": records}))
 
 
 if __name__ == "__main__":

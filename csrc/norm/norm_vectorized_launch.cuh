@@ -94,8 +94,9 @@ ParamStage param_stage(const NormRows& p, int64_t blocks) {
     const int64_t bytes = packs * kParamPackBytes * params;
     if (params == 0 || bytes > kMaxParamStageBytes || !norm_param_stage()) return {};
     const bool occupancy_kept = bytes * (kThreadsAnSmAtCap / kBlock) <= kParamStageBytesAnSm;
-    const bool one_wave = blocks <= at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-    if (!occupancy_kept && !one_wave) return {};
+    if (!occupancy_kept && blocks > at::cuda::getCurrentDeviceProperties()->multiProcessorCount) {
+      return {};  // neither: more than one wave would lose blocks an SM
+    }
     return {static_cast<int>(packs), static_cast<size_t>(bytes)};
   }
 }

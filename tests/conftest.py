@@ -66,8 +66,8 @@ def norm_peel(request):
 @pytest.fixture(params=[True, False], ids=["params-staged", "params-read-late"])
 def norm_param_stage(request):
     """The vectorized norm kernel with its parameters staged in shared memory where the
-    launcher's rule allows it, and with them read from global memory after the
-    reductions (the default). The switch is process-wide: restored after."""
+    launcher's rule allows it (the default), and with them read from global memory after
+    the reductions. The switch is process-wide: restored after."""
     from torch_memopt import _C
 
     previous = _C._set_norm_param_stage(request.param)

@@ -64,13 +64,14 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
     assert not failures, "\n".join(failures)
 
 
-# The launcher's staging rule (norm_vectorized_launch.cuh): layer_norm's rows of 8192 bf16
-# stage weight and bias, 32 KB a block of 256 threads, more than 8 such blocks leave an SM,
-# so only a grid of one block an SM at most stages them (100 rows) and 4100 rows do not
-# (rms_norm's 16 KB stage at both); 768 columns stage 3 KB a block of 4 rows at any count
-# (5003 rows: a last block part full); layer_norm's fp32 rows of 8192 (64 KB) never stage.
-STAGE_SHAPES = [(torch.bfloat16, 100, 8192), (torch.bfloat16, 4100, 8192),
-                (torch.bfloat16, 5003, 768), (torch.float32, 3, 8192), (torch.float16, 131, 2048)]
+# The launcher's staging rule (norm_vectorized_launch.cuh): a grid of one block an SM at most
+# stages the parameters, within 32 KB a block. 100 and 1 rows of 8192 / 4096 bf16 stage (a block
+# a row; layer_norm's weight and bias at 8192 fill the 32 KB), 4100 rows do not; 768 columns run
+# 4 rows a block: 528 rows are 132 blocks (staged on the H200), 529 and 5003 one more and many
+# more (a last block part full); layer_norm's fp32 rows of 8192 (64 KB) never stage.
+STAGE_SHAPES = [(torch.bfloat16, 100, 8192), (torch.bfloat16, 1, 4096), (torch.bfloat16, 4100, 8192),
+                (torch.bfloat16, 528, 768), (torch.bfloat16, 529, 768), (torch.bfloat16, 5003, 768),
+                (torch.float32, 3, 8192), (torch.float16, 131, 2048)]
 
 
 @requires_cuda

@@ -42,9 +42,8 @@ void set_norm_peel(NormPeel mode);
 
 // Whether the vectorized kernel may stage the parameters in shared memory
 // (norm_vectorized_launch.cuh's param_stage says where it does); off reads
-// them from global memory after the reductions. Off by default until the
-// H200 has timed it; the latency probe and the tests run both
-// (torch_memopt._C._set_norm_param_stage).
+// them from global memory after the reductions. On by default; the latency
+// probe and the tests run both (torch_memopt._C._set_norm_param_stage).
 bool norm_param_stage();
 void set_norm_param_stage(bool on);
 

@@ -67,22 +67,24 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // The kernel's parameter staging (kernels/v04_vectorized.cuh): the packs of
 // weight and bias a block copies into shared memory, the part of a row its
 // registers keep, where that fits in kMaxParamStageBytes (no opt-in past the
-// default 48 KB a block) and leaves the SM the blocks of the 64-register cap
-// (2048 threads; 16 KB a block of 256 at 8192 bf16 columns), or where the
-// grid is one block an SM at most, a latency-bound launch whose occupancy
-// does not matter. 0: no staging (narrow packs, peeled rows: the kernel reads
+// default 48 KB a block) and the grid is one block an SM at most: a
+// latency-bound launch, where the parameters' read after the reductions is a
+// second trip to HBM on every block's critical path. Measured (H200, bf16
+// rms_norm x 4096, benchmarks/tune/norm_latency_probe.py, kernel timer, µs,
+// read late -> staged): 1 row 6.72 -> 5.41, 8 rows 6.72 -> 5.47, 64 rows 6.82
+// -> 6.24; past one wave every block copies the whole parameter row again and
+// waits for it: 512 rows 8.51 -> 11.49, 4096 rows 23.26 -> 47.36
+// (benchmarks/results/tune/norm_latency_probe_staged_h200.json). 0: no
+// staging (narrow packs, peeled rows, more blocks than SMs: the kernel reads
 // the parameters from global memory as before).
 constexpr int64_t kMaxParamStageBytes = 32 * 1024;
-constexpr int64_t kParamStageBytesAnSm = 200 * 1024;
-constexpr int64_t kThreadsAnSmAtCap = 2048;
 
 struct ParamStage {
   int packs = 0;     // a parameter's packs staged (the kernel's stage_packs)
   size_t bytes = 0;  // the dynamic shared memory they take, weight and bias
 };
 
-template <typename scalar_t, typename param_t, int kThreads, int kBlock, int kVecs, int kPackBytes,
-          bool kPeel>
+template <typename scalar_t, typename param_t, int kThreads, int kVecs, int kPackBytes, bool kPeel>
 ParamStage param_stage(const NormRows& p, int64_t blocks) {
   if constexpr (kPackBytes != 16 || kPeel) {
     return {};
@@ -92,10 +94,9 @@ ParamStage param_stage(const NormRows& p, int64_t blocks) {
     const int64_t params = (p.weight.defined() ? 1 : 0) + (p.bias.defined() ? 1 : 0);
     const int64_t packs = std::min<int64_t>(p.row_length / kVec, int64_t{kThreads} * kVecs);
     const int64_t bytes = packs * kParamPackBytes * params;
-    if (params == 0 || bytes > kMaxParamStageBytes || !norm_param_stage()) return {};
-    const bool occupancy_kept = bytes * (kThreadsAnSmAtCap / kBlock) <= kParamStageBytesAnSm;
-    if (!occupancy_kept && blocks > at::cuda::getCurrentDeviceProperties()->multiProcessorCount) {
-      return {};  // neither: more than one wave would lose blocks an SM
+    if (params == 0 || bytes > kMaxParamStageBytes || !norm_param_stage() ||
+        blocks > at::cuda::getCurrentDeviceProperties()->multiProcessorCount) {
+      return {};
     }
     return {static_cast<int>(packs), static_cast<size_t>(bytes)};
   }
@@ -111,7 +112,7 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
   constexpr int64_t kRowsPerBlock = kBlock / kThreads;
   const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
   const ParamStage stage =
-      param_stage<scalar_t, param_t, kThreads, kBlock, kVecs, kPackBytes, kPeel>(p, blocks);
+      param_stage<scalar_t, param_t, kThreads, kVecs, kPackBytes, kPeel>(p, blocks);
   norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes, kPeel>
       <<<blocks, kBlock, stage.bytes, stream>>>(
           p.input.const_data_ptr<scalar_t>(),

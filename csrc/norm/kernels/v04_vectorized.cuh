@@ -173,9 +173,11 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // the reductions. Read after them from global memory, the weight was a
   // second trip to HBM on a short row's critical path: 1.1-1.7 us of rms_norm's
   // 6.7 at 1-512 rows of 4096 bf16, where Triton's kernels run 4.2-5.3
-  // (benchmarks/tune/norm_latency_probe.py, H200). The block's rows share one
-  // copy; no registers are held for it meanwhile. Not yet timed: off unless
-  // _C._set_norm_param_stage(True) (norm_common.h).
+  // (benchmarks/tune/norm_latency_probe.py, H200); staged, 5.4 at one row.
+  // The block's rows share one copy; no registers are held for it meanwhile.
+  // The launcher stages only grids of one block an SM at most (param_stage in
+  // norm_vectorized_launch.cuh says why); _C._set_norm_param_stage(False)
+  // turns it off (norm_common.h).
   constexpr bool kCanStage = kPackBytes == 16 && !kPeel && kCluster == 1;
   extern __shared__ __align__(16) unsigned char param_stage[];
   PPack* const weight_stage = reinterpret_cast<PPack*>(param_stage);

@@ -95,18 +95,17 @@ PyObject* kernel_info(PyObject* /*self*/, PyObject* args) {
   return list;
 }
 
-// gemm_plan(M, N, K, half, capability, sm_count, tma_as_is, on_device, tf32) -> dict:
-// what auto runs for the shape (gemm/gemm_plan.h); on_device: for the current
-// CUDA device, else for the GPU described (no rule reads it now: gemm_plan.h).
+// gemm_plan(M, N, K, half, capability, sm_count, tma_as_is, b_k_major, tf32) -> dict:
+// what auto runs for the shape on the GPU described (gemm/gemm_plan.h).
 PyObject* gemm_plan(PyObject* /*self*/, PyObject* args) {
   long long M = 0, N = 0, K = 0;
-  int half = 0, capability = 0, sm_count = 0, tma_as_is = 0, on_device = 0, tf32 = 0;
+  int half = 0, capability = 0, sm_count = 0, tma_as_is = 0, b_k_major = 0, tf32 = 0;
   if (!PyArg_ParseTuple(args, "LLLpiippp", &M, &N, &K, &half, &capability, &sm_count, &tma_as_is,
-                        &on_device, &tf32)) {
+                        &b_k_major, &tf32)) {
     return nullptr;
   }
   const memopt::GemmPlan plan = memopt::plan_gemm(M, N, K, half != 0, capability, sm_count,
-                                                  tma_as_is != 0, on_device != 0, tf32 != 0);
+                                                  tma_as_is != 0, b_k_major != 0, tf32 != 0);
   return Py_BuildValue("{s:s,s:i,s:(ii),s:L,s:L,s:s}", "variant", plan.variant.c_str(), "splits",
                        plan.splits, "tile", plan.tile_m, plan.tile_n, "tiles",
                        static_cast<long long>(plan.tiles), "ctas",
@@ -199,7 +198,7 @@ PyMethodDef methods[] = {
     {"kernel_info", kernel_info, METH_VARARGS,
      "kernel_info(op, variant) -> list of dicts of the variant's kernels' cudaFuncGetAttributes"},
     {"gemm_plan", gemm_plan, METH_VARARGS,
-     "gemm_plan(M, N, K, half, capability, sm_count, tma_as_is, on_device, tf32) -> "
+     "gemm_plan(M, N, K, half, capability, sm_count, tma_as_is, b_k_major, tf32) -> "
      "dict of what auto runs"},
     {"_set_wgmma_splits", set_wgmma_splits, METH_VARARGS,
      "_set_wgmma_splits(n) -> previous: wgmma_split's K splits (0: the rule)"},

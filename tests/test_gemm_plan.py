@@ -16,6 +16,7 @@ def plan(M, N, K, dtype=torch.bfloat16, **kw):
 def test_rung_by_dtype_capability_and_m():
     assert plan(4096, 4096, 4096, torch.float32)["variant"] == "warptiled"
     assert plan(32, 4096, 4096)["variant"] == "splitk"
+    assert plan(1, 4096, 4096)["variant"] == "gemv"
     assert plan(64, 4096, 14336)["variant"] == "splitk"  # 64 tiles of 64 x 64, 224 k-tiles
     assert plan(64, 4096, 4096)["variant"] == "wgmma"  # 64 tiles, 64 k-tiles: 19.0 us vs 20.8
     assert plan(64, 1024, 4096)["variant"] == "splitk"  # 16 tiles, 64 k-tiles
@@ -85,12 +86,36 @@ def test_few_tiles_take_splitk_past_32_k_tiles_and_never_wgmma_split(M, N, K, va
     assert p["splits"] == 1
 
 
+# Decode rows: gemv on linear's weight layout where its grid needs no split-K (N >= 24 x 132
+# = 3168) up to N = 16384, splitk elsewhere (benchmarks/results/tune/decode_rungs_h200.json,
+# decode_rungs_small_h200.json: H200 µs, gemv against splitk).
+@pytest.mark.parametrize("M, N, K, layout, variant", [
+    (1, 4096, 4096, "linear", "gemv"),      # 16.7 against 17.4
+    (8, 4096, 11008, "linear", "gemv"),     # 31.7 against 35.1
+    (16, 6144, 4096, "linear", "gemv"),     # 22.9 against 23.4
+    (16, 12288, 4096, "linear", "gemv"),    # 36.5 against 37.9
+    (1, 16384, 2048, "linear", "gemv"),     # 25.6 against 27.6
+    (1, 3168, 4096, "linear", "gemv"),      # the least N without a split on 132 SMs
+    (1, 3167, 4096, "linear", "splitk"),
+    (1, 3072, 2048, "linear", "splitk"),    # gemv splits K: 14.0 against 10.9
+    (8, 1024, 4096, "linear", "splitk"),    # 12.4 against 10.0
+    (1, 22016, 4096, "linear", "splitk"),   # 55.0 against 55.4: past 16384, lost at 16 rows
+    (16, 28672, 4096, "linear", "splitk"),  # 73.0 against 70.7
+    (17, 4096, 4096, "linear", "splitk"),
+    (1, 4096, 4096, "gemm", "splitk"),      # row-major b: gemv's other kernel, not measured
+])
+def test_decode_rows_take_gemv_where_it_streams_without_a_split(M, N, K, layout, variant):
+    assert plan(M, N, K, layout=layout)["variant"] == variant
+    assert plan(M, N, K, torch.float16, layout=layout)["variant"] == variant
+
+
 @pytest.mark.parametrize("args, kwargs, error, match", [
     ((0, 4096, 4096), {}, ValueError, r"M must be >= 1, got 0"),
     ((128, 4096.0, 4096), {}, TypeError, r"N must be an int, got float"),
     ((128, 4096, 4096, torch.int8), {}, TypeError, r"dtype must be one of"),
     ((128, 4096, 4096), {"capability": (9, 0)}, ValueError, r"pass both capability and sm_count"),
     ((128, 4096, 4096), {"capability": (9, 0), "sm_count": 0}, ValueError, r"sm_count must be >= 1"),
+    ((1, 4096, 4096), {"layout": "nk"}, ValueError, r"layout must be 'linear' or 'gemm', got 'nk'"),
 ])
 def test_bad_arguments_name_themselves(args, kwargs, error, match):
     with pytest.raises(error, match=match):

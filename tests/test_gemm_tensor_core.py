@@ -508,12 +508,14 @@ def test_auto_follows_gemm_plan(dtype):
     """auto runs the rung gemm_plan names: wgmma with a tile that fills the SMs (Llama
     o-proj at 128 and 256 tokens: 64 x 64 and 128 x 64; 128 x 256 at 4096), splitk where
     even 64 x 64 tiles fill under a quarter of them past 32 k-tiles (N = 1024, K = 4096 at
-    128 tokens, and under half of them past 64 k-tiles at 256: N = 1024, K = 14336)."""
+    128 tokens, and under half of them past 64 k-tiles at 256: N = 1024, K = 14336), gemv at
+    decode rows of linear's weight from 24 columns an SM (1 and 16 tokens, N = 4096 / 6144)."""
     require("auto")
     hopper = torch.cuda.get_device_capability() == (9, 0)
     expected = {(128, 4096, 4096): ("wgmma", (64, 64)), (256, 4096, 4096): ("wgmma", (128, 64)),
                 (4096, 4096, 4096): ("wgmma", (128, 256)),
-                (128, 1024, 4096): ("splitk", (0, 0)), (256, 1024, 14336): ("splitk", (0, 0))}
+                (128, 1024, 4096): ("splitk", (0, 0)), (256, 1024, 14336): ("splitk", (0, 0)),
+                (1, 4096, 4096): ("gemv", (0, 0)), (16, 6144, 4096): ("gemv", (0, 0))}
     for (M, N, K), (variant, tile) in expected.items():
         plan = torch_memopt.gemm_plan(M, N, K, dtype)
         if hopper:

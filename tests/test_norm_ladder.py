@@ -65,13 +65,26 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
 
 
 # The launcher's staging rule (norm_vectorized_launch.cuh): a grid of one block an SM at most
-# stages the parameters, within 32 KB a block. 100 and 1 rows of 8192 / 4096 bf16 stage (a block
-# a row; layer_norm's weight and bias at 8192 fill the 32 KB), 4100 rows do not; 768 columns run
-# 4 rows a block: 528 rows are 132 blocks (staged on the H200), 529 and 5003 one more and many
-# more (a last block part full); layer_norm's fp32 rows of 8192 (64 KB) never stage.
-STAGE_SHAPES = [(torch.bfloat16, 100, 8192), (torch.bfloat16, 1, 4096), (torch.bfloat16, 4100, 8192),
-                (torch.bfloat16, 528, 768), (torch.bfloat16, 529, 768), (torch.bfloat16, 5003, 768),
-                (torch.float32, 3, 8192), (torch.float16, 131, 2048)]
+# stages the parameters, within 32 KB a block, when they start 16-byte aligned. 100 and 1 rows
+# of 8192 / 4096 bf16 stage (a block a row; layer_norm's weight and bias at 8192 fill the 32
+# KB), 4100 rows do not; 768 columns run 4 rows a block: 528 rows are 132 blocks (staged on
+# the H200), 529 and 5003 one more and many more (a last block part full); layer_norm's fp32
+# rows of 8192 (64 KB) never stage. Narrow packs stage too, a last part-chunk of the copy
+# read by cp.async's src-size: layer_norm's 4100 (8-byte packs; rms_norm's rows are peeled,
+# and peeled rows are not staged: both ways read late), fp32 parameters of bf16 rows, and
+# with the peel off (narrow) 2050 (4-byte) and 4097 (2-byte); 772 peeled, heads differing
+# row to row. Parameters one element off 16 bytes (param_offset) are read late.
+# (dtype, param dtype, rows, N, param_offset, peel mode: 1 the rule, 0 narrow packs)
+STAGE_CASES = [
+    (torch.bfloat16, torch.bfloat16, 100, 8192, 0, 1), (torch.bfloat16, torch.bfloat16, 1, 4096, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 4100, 8192, 0, 1), (torch.bfloat16, torch.bfloat16, 528, 768, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 529, 768, 0, 1), (torch.bfloat16, torch.bfloat16, 5003, 768, 0, 1),
+    (torch.float32, torch.float32, 3, 8192, 0, 1), (torch.float16, torch.float16, 131, 2048, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 6, 4100, 0, 1), (torch.bfloat16, torch.float32, 3, 4100, 0, 1),
+    (torch.float32, torch.float32, 5, 2050, 0, 1), (torch.bfloat16, torch.bfloat16, 9, 772, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 1, 2050, 0, 0), (torch.float16, torch.float16, 7, 4097, 0, 0),
+    (torch.bfloat16, torch.bfloat16, 2, 4096, 1, 1), (torch.float32, torch.float32, 5, 4100, 1, 1),
+]
 
 
 @requires_cuda
@@ -79,24 +92,27 @@ STAGE_SHAPES = [(torch.bfloat16, 100, 8192), (torch.bfloat16, 1, 4096), (torch.b
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
 def test_staged_parameters_match_the_ones_read_late(op):
     """Staged or read after the reductions, the parameters give the same bits, at row
-    counts on both sides of the staging rule, and match float64."""
+    counts on both sides of the staging rule, every pack width, peeled rows and parameters
+    off 16 bytes, and match float64."""
     from torch_memopt import _C
 
-    for dtype, rows, n in STAGE_SHAPES:
+    for dtype, param_dtype, rows, n, offset, peel in STAGE_CASES:
+        label = f"{op} {dtype} x {param_dtype} {rows}x{n} params +{offset} peel mode {peel}"
         x = torch.randn(rows, n, device="cuda", dtype=dtype) + 3
-        weight = torch.randn(n, device="cuda", dtype=dtype)
-        bias = torch.randn(n, device="cuda", dtype=dtype)
+        weight = torch.randn(n + offset, device="cuda", dtype=param_dtype)[offset:]
+        bias = torch.randn(n + offset, device="cuda", dtype=param_dtype)[offset:]
         outputs = {}
         for stage in (False, True):
-            previous = _C._set_norm_param_stage(stage)
+            previous, previous_peel = _C._set_norm_param_stage(stage), _C._set_norm_peel(peel)
             try:
                 outputs[stage] = call(op, x, weight, bias, 1e-5, "vectorized")
             finally:
                 _C._set_norm_param_stage(previous)
+                _C._set_norm_peel(previous_peel)
         late, staged = outputs[False], outputs[True]
-        assert torch.equal(staged, late), f"{op} {dtype} {rows}x{n}: staged and late differ"
+        assert torch.equal(staged, late), f"{label}: staged and late differ"
         err = rel_error(staged, reference(op, x, weight, bias, 1e-5))
-        assert err < TOLERANCE[dtype], f"{op} {dtype} {rows}x{n}: relative error {err:.2e}"
+        assert err < TOLERANCE[dtype], f"{label}: relative error {err:.2e}"
 
 
 @requires_cuda

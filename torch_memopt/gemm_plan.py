@@ -51,26 +51,30 @@ def gemm_plan(
     sm_count: int | None = None,
     aligned: bool = True,
     tf32: bool | None = None,
+    layout: str = "linear",
 ) -> GemmPlan:
     """The rung ``auto`` runs for ``[M, K] @ [K, N]`` (``linear``: ``M`` tokens,
     weight ``[N, K]``) in ``dtype`` on a CUDA device.
 
     The device is ``device`` (default: the current CUDA device); without a GPU,
     pass ``capability`` (e.g. ``(9, 0)``) and ``sm_count`` (132 on an H200) to
-    ask about one (its clusters then assumed packed ideally: ``sm_count / splits`` of
-    them at once, where a present GPU is asked; the H200 fits 22 clusters of 5, not
-    26). ``aligned=False`` asks for operands whose rows TMA cannot
+    ask about one. ``aligned=False`` asks for operands whose rows TMA cannot
     read as they are (a row stride that is not a multiple of 8 elements). ``tf32``:
     whether float32 may be read as tf32 (default: ``torch.backends.cuda.matmul.allow_tf32``,
     the flag the op itself reads); on Hopper ``auto`` then runs ``wgmma_tf32``.
+    ``layout``: ``"linear"`` (the weight ``[N, K]``, rows along K: ``linear``'s, and
+    ``gemm``'s ``b`` when it is a transposed view) or ``"gemm"`` (``b`` ``[K, N]``
+    row-major); decode rows take ``gemv`` on the first only.
     """
     if tf32 is None:
         tf32 = torch.backends.cuda.matmul.allow_tf32
     M, N, K = _dim("M", M), _dim("N", N), _dim("K", K)
+    if layout not in ("linear", "gemm"):
+        raise ValueError(f"gemm_plan: layout must be 'linear' or 'gemm', got {layout!r}")
     if dtype not in _DTYPES:
         raise TypeError(f"gemm_plan: dtype must be one of float32, bfloat16, float16, got {dtype}")
-    on_device = capability is None and sm_count is None
-    if not on_device:
+    k_major = layout == "linear"
+    if capability is not None or sm_count is not None:
         if capability is None or sm_count is None:
             raise ValueError("gemm_plan: pass both capability and sm_count, or neither (a CUDA device)")
     else:
@@ -84,15 +88,13 @@ def gemm_plan(
             raise ValueError(f"gemm_plan: device must be a CUDA device, got {dev}")
         props = torch.cuda.get_device_properties(dev)
         capability, sm_count = (props.major, props.minor), props.multi_processor_count
-        with torch.cuda.device(dev):  # the cluster packing is asked of the current device
-            return _plan(M, N, K, dtype, capability, sm_count, aligned, True, tf32)
-    return _plan(M, N, K, dtype, capability, sm_count, aligned, False, tf32)
+    return _plan(M, N, K, dtype, capability, sm_count, aligned, k_major, tf32)
 
 
-def _plan(M, N, K, dtype, capability, sm_count, aligned, on_device, tf32) -> GemmPlan:
+def _plan(M, N, K, dtype, capability, sm_count, aligned, k_major, tf32) -> GemmPlan:
     sm_count = _dim("sm_count", sm_count)
     major, minor = capability
     if not 0 <= minor <= 9:
         raise ValueError(f"gemm_plan: capability must be (major, minor) with minor 0-9, got {capability}")
     return _C.gemm_plan(M, N, K, dtype != torch.float32, 10 * major + minor, sm_count, bool(aligned),
-                        on_device, bool(tf32))
+                        k_major, bool(tf32))

@@ -7,7 +7,8 @@ the harness's timer. Timed in one process on the same inputs, L2 flushed:
 - ours with the weight and without it (weight=None): the difference is what the
   weight's load costs on the critical path; and ours with the weight staged in shared
   memory as the row loads (``staged``) and read after the row's reductions (``read
-  late``), forced either way (``ours`` is the default, read late until measured);
+  late``), forced either way (``ours`` is the default: staged where the grid is one
+  block an SM at most);
 - Liger's and torch.compile's rms_norm, which load weight and row together.
 
 ``--ncu``: no timing, each call a few times, for ``ncu --metrics gpu__time_duration.sum``

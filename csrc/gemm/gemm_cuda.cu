@@ -108,11 +108,11 @@ bool tma_readable(const at::Tensor& t) {
 
 // b [K, N] as the launchers read it: W [N, K] (linear's weight, b = W.t()) or
 // b itself (row-major gemm operand).
-at::Tensor weight_view(const at::Tensor& b) {
+bool is_k_major(const at::Tensor& b) {
   const int64_t K = b.size(0), N = b.size(1);
-  const bool k_major = K > 1 && b.stride(0) == 1 && !(N > 1 && b.stride(1) == 1);
-  return k_major ? b.t() : b;
+  return K > 1 && b.stride(0) == 1 && !(N > 1 && b.stride(1) == 1);
 }
+at::Tensor weight_view(const at::Tensor& b) { return is_k_major(b) ? b.t() : b; }
 
 // gemm_plan's tile shape as the launcher's enum (kWgmmaTiles lists both).
 WgmmaTile wgmma_tile_of(TileShape t) {
@@ -133,7 +133,7 @@ std::string auto_rung(const at::Tensor& a, const at::Tensor& b, Capability cap) 
   const bool tma_as_is = tma_readable(a) && tma_readable(weight_view(b)) &&
                          a.size(1) < (int64_t{1} << 31) && b.size(1) < (int64_t{1} << 31);
   return plan_gemm(a.size(0), b.size(1), a.size(1), half, cap,
-                   (half || tf32) && cap == 90 ? sm_count() : 0, tma_as_is, true, tf32)
+                   (half || tf32) && cap == 90 ? sm_count() : 0, tma_as_is, is_k_major(b), tf32)
       .variant;
 }
 
@@ -286,7 +286,7 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
   // B with a unit k-stride (and not also a unit n-stride: a [K, 1] b is
   // row-major) is linear's layout, W [N, K] read through b = W.t().
   const at::Tensor b = row_or_col_major(b_in);
-  bool k_major = K > 1 && b.stride(0) == 1 && !(N > 1 && b.stride(1) == 1);
+  bool k_major = is_k_major(b);
   // Operands as the launchers read them: A [M, K] and W [N, K] or B [K, N],
   // each with unit inner stride (a size-1 inner dim's stride is arbitrary).
   at::Tensor w = weight_view(b);

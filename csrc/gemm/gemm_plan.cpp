@@ -37,6 +37,17 @@ constexpr int kMaxRuleSplits = 4;
 // tiles of 64 x 64, 224 k-tiles) splitk took 38.0 / 34.5 us against 64 x 64's
 // 46.8 / 46.3 (cuBLAS 30.1 / 30.6); at K = 4096 (64 k-tiles, not past the bound)
 // 20.0 / 17.0 against 17.8 / 17.5 (wgmma_tiles_m192_m256_h200.json, 2026-12-04).
+// gemv (linear's weight [N, K] only) beats splitk up to 16 rows where its
+// 16-row blocks of 8 warps give every SM the 12 warps it wants without
+// splitting K (gemv.cu's kMinWarpsPerSm: N >= 24 x SMs, 3168 on the H200) and
+// N stays within 16384. Over the Llama layers at M = 1 / 8 / 16: geomean
+// 1.09 / 1.08 / 1.05x cuBLAS against splitk's 1.03 / 1.02 / 1.01x (o-proj
+// 16.7 against 17.4 us at M = 1; Llama-2's down 31.2 against 35.3), and at a
+// hidden-2048 gate_up (16384 x 2048) 25.6-26.3 against 27.6-28.3. Where gemv
+// splits K it lost: 3072 x 2048 14.0 against 10.9, 1024 x 4096 12.4 against
+// 9.9; and at N = 22016 / 28672 by 1-3% (benchmarks/results/tune/
+// decode_rungs_h200.json, decode_rungs_small_h200.json; 2026-12-04).
+constexpr int64_t kGemvRows = 16, kGemvColumnsAnSm = 24, kGemvMaxColumns = 16384;
 constexpr int64_t kSplitKRows = 32, kSkinnyRows = 64, kSplitKMinKTiles = 64;
 constexpr int64_t kHalfTileSplitKRows = 256;
 constexpr int64_t kFewTileSplitKRows = 128, kFewTileSplitKMinKTiles = 32;
@@ -195,7 +206,7 @@ TileShape wgmma_tile_override() {
 }
 
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
-                   bool tma_as_is, [[maybe_unused]] bool on_device, bool tf32) {
+                   bool tma_as_is, bool b_k_major, bool tf32) {
   GemmPlan plan;
   if (!half && tf32 && cap == 90) {
     // A tf32 k-tile (32 elements) holds the bytes of a 16-bit one and takes the
@@ -234,6 +245,14 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
   if (M <= kSkinnyRows && !tma_as_is) {
     plan.variant = "gemv";
     plan.reason = "M <= 64 with rows TMA cannot read as they are: gemv";
+    return plan;
+  }
+  if (M <= kGemvRows && b_k_major && N >= kGemvColumnsAnSm * sm_count && N <= kGemvMaxColumns) {
+    plan.variant = "gemv";
+    plan.reason =
+        "decode rows (M <= 16) of linear's weight layout, N from 24 columns an SM to 16384: gemv, "
+        "the weights streamed once with no split-K (1.05-1.09x cuBLAS over the Llama layers, "
+        "splitk 1.01-1.03x)";
     return plan;
   }
   const int64_t k_tiles = ceil_div(K, kTileK);

@@ -31,12 +31,11 @@ void register_cluster_fits_query(ClusterFitsQuery query);
 
 // M x K @ K x N. half: bfloat16 / float16 (else float32); tma_as_is: TMA can
 // read both operands without a re-laid copy (rows 16-byte aligned);
-// on_device: the plan is for the current CUDA device (else a GPU of `cap` and
-// `sm_count`); no rule reads it since auto stopped taking wgmma_split, whose
-// cluster packing it asked;
-// tf32: float32 may be read as tf32 (torch.backends.cuda.matmul.allow_tf32).
+// b_k_major: B is read as rows along K (linear's weight [N, K]), else as
+// row-major [K, N]; tf32: float32 may be read as tf32
+// (torch.backends.cuda.matmul.allow_tf32).
 GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, int sm_count,
-                   bool tma_as_is, bool on_device, bool tf32 = false);
+                   bool tma_as_is, bool b_k_major, bool tf32 = false);
 
 // The wgmma_split rung's K splits for a shape (1: no split pays), or the
 // override's.

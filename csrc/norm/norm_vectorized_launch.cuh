@@ -64,42 +64,41 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
          same_rows(sum) && p.row_length / (16 / elem) < (int64_t{1} << 30);
 }
 
-// The kernel's parameter staging (kernels/v04_vectorized.cuh): the packs of
+// The kernel's parameter staging (kernels/v04_vectorized.cuh): the elements of
 // weight and bias a block copies into shared memory, the part of a row its
-// registers keep, where that fits in kMaxParamStageBytes (no opt-in past the
-// default 48 KB a block) and the grid is one block an SM at most: a
-// latency-bound launch, where the parameters' read after the reductions is a
-// second trip to HBM on every block's critical path. Measured (H200, bf16
+// registers keep (not the peeled rows), where that fits in
+// kNormMaxParamStageBytes (kernels/v04_vectorized.cuh), both start 16-byte
+// aligned (cp.async's 16-byte copies) and the grid is one block an SM at
+// most: a latency-bound launch, where the parameters' read after the
+// reductions is a second trip to HBM on every block's critical path. Measured (H200, bf16
 // rms_norm x 4096, benchmarks/tune/norm_latency_probe.py, kernel timer, µs,
 // read late -> staged): 1 row 6.72 -> 5.41, 8 rows 6.72 -> 5.47, 64 rows 6.82
 // -> 6.24; past one wave every block copies the whole parameter row again and
 // waits for it: 512 rows 8.51 -> 11.49, 4096 rows 23.26 -> 47.36
 // (benchmarks/results/tune/norm_latency_probe_staged_h200.json). 0: no
-// staging (narrow packs, peeled rows, more blocks than SMs: the kernel reads
-// the parameters from global memory as before).
-constexpr int64_t kMaxParamStageBytes = 32 * 1024;
-
+// staging (the kernel reads the parameters from global memory after the
+// reductions).
 struct ParamStage {
-  int packs = 0;     // a parameter's packs staged (the kernel's stage_packs)
+  int elems = 0;     // a parameter's elements staged (the kernel's stage_elems)
   size_t bytes = 0;  // the dynamic shared memory they take, weight and bias
 };
 
 template <typename scalar_t, typename param_t, int kThreads, int kVecs, int kPackBytes, bool kPeel>
 ParamStage param_stage(const NormRows& p, int64_t blocks) {
-  if constexpr (kPackBytes != 16 || kPeel) {
+  if constexpr (kPeel) return {};
+  constexpr int64_t kVec = kPackBytes / static_cast<int64_t>(sizeof(scalar_t));
+  const auto aligned = [](const at::Tensor& t) {
+    return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
+  };
+  const int64_t params = (p.weight.defined() ? 1 : 0) + (p.bias.defined() ? 1 : 0);
+  // The packs the registers keep.
+  const int64_t elems = std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec);
+  const int64_t bytes = (elems * static_cast<int64_t>(sizeof(param_t)) + 15) / 16 * 16 * params;
+  if (params == 0 || bytes > kNormMaxParamStageBytes || !norm_param_stage() || !aligned(p.weight) ||
+      !aligned(p.bias) || blocks > at::cuda::getCurrentDeviceProperties()->multiProcessorCount) {
     return {};
-  } else {
-    constexpr int64_t kVec = kPackBytes / static_cast<int64_t>(sizeof(scalar_t));
-    constexpr int64_t kParamPackBytes = kVec * static_cast<int64_t>(sizeof(param_t));
-    const int64_t params = (p.weight.defined() ? 1 : 0) + (p.bias.defined() ? 1 : 0);
-    const int64_t packs = std::min<int64_t>(p.row_length / kVec, int64_t{kThreads} * kVecs);
-    const int64_t bytes = packs * kParamPackBytes * params;
-    if (params == 0 || bytes > kMaxParamStageBytes || !norm_param_stage() ||
-        blocks > at::cuda::getCurrentDeviceProperties()->multiProcessorCount) {
-      return {};
-    }
-    return {static_cast<int>(packs), static_cast<size_t>(bytes)};
   }
+  return {static_cast<int>(elems), static_cast<size_t>(bytes)};
 }
 
 // kAdd: the fused add + norm, reading `residual` and writing `sum` beside
@@ -120,7 +119,7 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
           p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
           p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
           kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
-          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr, stage.packs);
+          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr, stage.elems);
 }
 
 // The threads a row needs to keep its packs, kVecs a thread, counted down to

@@ -69,6 +69,9 @@ namespace memopt {
 
 constexpr int kNormThreadElems = 32;      // the most row elements a thread keeps in registers
 constexpr int kNormVecMinBlock = 128;     // threads a block at least (several narrow rows)
+// The most parameter bytes (weight and bias) a block stages in shared memory:
+// no opt-in past the default 48 KB a block (norm_vectorized_launch.cuh).
+constexpr int kNormMaxParamStageBytes = 32 * 1024;
 // Blocks an SM must hold: 64 registers a thread at most. Left to itself
 // ptxas gave the fp32 kernels 77-86 registers (24 warps an SM); at 64 they
 // keep 24-28 bytes of prologue values on the stack, outside the loops. The
@@ -100,7 +103,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
                            int64_t rows, int64_t row_length, int64_t in_stride, float eps,
                            const scalar_t* __restrict__ residual = nullptr,
-                           scalar_t* __restrict__ sum_out = nullptr, int stage_packs = 0) {
+                           scalar_t* __restrict__ sum_out = nullptr, int stage_elems = 0) {
   static_assert(kPackBytes >= static_cast<int>(sizeof(scalar_t)) && 16 % kPackBytes == 0,
                 "a pack is 1-8 whole elements of at most 16 bytes");
   constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
@@ -167,10 +170,10 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   };
   const float n = static_cast<float>(row_length);
 
-  // The parameters' first stage_packs packs (the part of a row the registers
-  // keep; 0: none, the launcher's choice) copied into shared memory by
-  // cp.async before the row's loads are issued, so that they arrive during
-  // the reductions. Read after them from global memory, the weight was a
+  // The parameters' first stage_elems elements (the part of a row the
+  // registers keep; 0: none, the launcher's choice)
+  // copied into shared memory by cp.async before the row's loads are issued,
+  // so that they arrive during the reductions. Read after them from global memory, the weight was a
   // second trip to HBM on a short row's critical path: 1.1-1.7 us of rms_norm's
   // 6.7 at 1-512 rows of 4096 bf16, where Triton's kernels run 4.2-5.3
   // (benchmarks/tune/norm_latency_probe.py, H200); staged, 5.4 at one row.
@@ -178,12 +181,26 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // The launcher stages only grids of one block an SM at most (param_stage in
   // norm_vectorized_launch.cuh says why); _C._set_norm_param_stage(False)
   // turns it off (norm_common.h).
-  constexpr bool kCanStage = kPackBytes == 16 && !kPeel && kCluster == 1;
+  // Staged from element 0 (weight and bias 16-byte aligned; the copy's last
+  // part-chunk reads only what is there), bias from the next 16-byte
+  // boundary, at any pack width. Not the peeled rows: choosing between the
+  // staged and the global parameters at their alignment-branching loads and
+  // head / tail elements took norm_packs_peeled.cu's spills from 1.2 to 2.7 KB
+  // over its kernels (rms_norm's from 0 to 32-40 bytes a kernel), where the
+  // peel was measured to lose 3-5% to 16-56 bytes. Nor a kernel whose
+  // narrowest row (past half its threads' packs) holds more parameter bytes
+  // than a block stages: compiled without it (the 1024-thread fp32 layer_norm
+  // spilled 176 bytes with it, 64 without).
+  constexpr bool kCanStage =
+      kCluster == 1 && !kPeel &&
+      (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
+          kNormMaxParamStageBytes;
   extern __shared__ __align__(16) unsigned char param_stage[];
-  PPack* const weight_stage = reinterpret_cast<PPack*>(param_stage);
-  PPack* const bias_stage = weight_stage + (weight != nullptr ? stage_packs : 0);
+  const int stage_bytes = stage_elems * static_cast<int>(sizeof(param_t));
+  param_t* const weight_stage = reinterpret_cast<param_t*>(param_stage);
+  param_t* const bias_stage = reinterpret_cast<param_t*>(
+      param_stage + (weight != nullptr ? (stage_bytes + 15) / 16 * 16 : 0));
   if constexpr (kCanStage) {
-    const int stage_bytes = stage_packs * static_cast<int>(sizeof(PPack));
     if (weight != nullptr) {
       cp_async_bytes_to_shared(weight_stage, weight, stage_bytes, threadIdx.x, kBlock);
     }
@@ -305,17 +322,20 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // No CTA leaves while a peer may still read its partials.
   if constexpr (kCluster > 1) cooperative_groups::this_cluster().sync();
   if constexpr (kCanStage) {
-    // (stage_packs is the same for the whole block: every thread gets here)
-    if (stage_packs > 0) {
+    // (stage_elems is the same for the whole block: every thread gets here)
+    if (stage_elems > 0) {
       cp_async_wait_all();
       __syncthreads();
     }
   }
 
   // kPeel: the parameters' packs start `head` elements in, aligned to what
-  // that leaves (the same for every thread of the row).
-  const param_t* const wr = weight != nullptr ? weight + head : nullptr;
-  const param_t* const br = bias != nullptr ? bias + head : nullptr;
+  // that leaves (the same for every thread of the row). Staged, the launcher
+  // copies every pack the registers keep or none, so the cached packs take
+  // one branch or the other, the same for the whole block, each with its
+  // loads' address space known: keeping both pointer pairs live (a choice a
+  // pack) spilled 48-72 bytes in the fp32-parameter layer_norm kernels at the
+  // 64-register cap.
   const auto param_pack = [&](const param_t* q, int pk) {
     // (q + pk packs is as far off 16 bytes as q: a pack is 16 or 32 bytes)
     if constexpr (kPeel) {
@@ -324,11 +344,10 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     }
     return reinterpret_cast<const PPack*>(q)[pk];
   };
-  const auto write = [&](int pk, const float (&in)[kVec]) {
+  const auto write = [&](int pk, const float (&in)[kVec], const param_t* wr, const param_t* br) {
     PPack w{}, b{};
-    const bool staged = kCanStage && pk < stage_packs;
-    if (wr != nullptr) w = staged ? weight_stage[pk] : param_pack(wr, pk);
-    if (br != nullptr) b = staged ? bias_stage[pk] : param_pack(br, pk);
+    if (wr != nullptr) w = param_pack(wr, pk);
+    if (br != nullptr) b = param_pack(br, pk);
     XPack out;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
@@ -339,15 +358,24 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     }
     yr[pk] = out;
   };
+  const auto write_cached = [&](const param_t* wr, const param_t* br) {
 #pragma unroll
-  for (int k = 0; k < kNormVecs; ++k) {
-    const int pk = first + t + k * kThreads;
-    if (pk < end) write(pk, cache[k]);
+    for (int k = 0; k < kNormVecs; ++k) {
+      const int pk = first + t + k * kThreads;
+      if (pk < end) write(pk, cache[k], wr, br);
+    }
+  };
+  const param_t* const wr = weight != nullptr ? weight + head : nullptr;
+  const param_t* const br = bias != nullptr ? bias + head : nullptr;
+  if (kCanStage && stage_elems > 0) {
+    write_cached(weight != nullptr ? weight_stage : nullptr, bias != nullptr ? bias_stage : nullptr);
+  } else {
+    write_cached(wr, br);
   }
   for (int pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
     float in[kVec];
     load(pk, in, false);
-    write(pk, in);
+    write(pk, in, wr, br);
   }
   if constexpr (kPeel) {
 #pragma unroll

@@ -10,6 +10,8 @@ output's rounding is ~2e-3 and ~3e-4; fp32 accumulation adds little at K <= 4097
 Expected to take well under a minute on an H200 (an estimate, not yet measured): the
 bulk is the decode shapes (4096- and 11008-wide weights) and their float64 references.
 """
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -287,19 +289,24 @@ def test_fp32_rungs_refuse_half_dtypes(dtype):
 
 @cuda_test
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_auto_takes_the_decode_rung_up_to_m_64_and_the_wide_rung_above(dtype):
-    """auto at M <= 64: splitk on compute capability 9.0 when TMA reads the operands as
-    they are, else gemv; above: wgmma on 9.0, mma elsewhere. For linear, M counts every
-    leading dim. Each rung is deterministic (below), so the pick shows as a bit-identical
-    output."""
+def test_auto_takes_the_decode_rung_for_few_rows_and_the_wide_rung_above(dtype):
+    """auto on compute capability 9.0 (N = 384, K = 2048: Hopper's gemv rule does not
+    apply): splitk up to M = 32, wgmma from 64 rows (6 tiles, 32 k-tiles: the few-tiles
+    splitk rules need more); elsewhere gemv up to M = 64, mma above. For linear, M counts
+    every leading dim. Each pick is gemm_plan's, and, every rung deterministic, shows as
+    a bit-identical output."""
     require("auto")
     hopper = torch.cuda.get_device_capability() == (9, 0)
-    wide = "wgmma" if hopper else "mma"
-    skinny = "splitk" if hopper else "gemv"
-    b, weight = randn(256, 384, dtype=dtype), randn(384, 256, dtype=dtype)
-    for lead, expected in [((1,), skinny), ((64,), skinny), ((4, 16), skinny),
-                           ((65,), wide), ((300,), wide), ((5, 13), wide)]:
-        x = randn(*lead, 256, dtype=dtype)
+    cases = [((1,), "splitk", "gemv"), ((32,), "splitk", "gemv"), ((4, 8), "splitk", "gemv"),
+             ((64,), "wgmma", "gemv"), ((65,), "wgmma", "mma"), ((300,), "wgmma", "mma"),
+             ((5, 13), "wgmma", "mma")]
+    b, weight = randn(2048, 384, dtype=dtype), randn(384, 2048, dtype=dtype)
+    for lead, on_hopper, elsewhere in cases:
+        expected = on_hopper if hopper else elsewhere
+        rows = math.prod(lead)
+        for layout in ("linear", "gemm"):
+            assert torch_memopt.gemm_plan(rows, 384, 2048, dtype, layout=layout)["variant"] == expected
+        x = randn(*lead, 2048, dtype=dtype)
         assert torch.equal(torch_memopt.linear(x, weight),
                            torch_memopt.linear(x, weight, variant=expected)), f"linear {lead}"
         if len(lead) == 1:

@@ -64,26 +64,36 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
     assert not failures, "\n".join(failures)
 
 
-# The launcher's staging rule (norm_vectorized_launch.cuh): a grid of one block an SM at most
-# stages the parameters, within 32 KB a block, when they start 16-byte aligned. 100 and 1 rows
-# of 8192 / 4096 bf16 stage (a block a row; layer_norm's weight and bias at 8192 fill the 32
-# KB), 4100 rows do not; 768 columns run 4 rows a block: 528 rows are 132 blocks (staged on
-# the H200), 529 and 5003 one more and many more (a last block part full); layer_norm's fp32
-# rows of 8192 (64 KB) never stage. Narrow packs stage too, a last part-chunk of the copy
-# read by cp.async's src-size: layer_norm's 4100 (8-byte packs; rms_norm's rows are peeled,
-# and peeled rows are not staged: both ways read late), fp32 parameters of bf16 rows, and
-# with the peel off (narrow) 2050 (4-byte) and 4097 (2-byte); 772 peeled, heads differing
-# row to row. Parameters one element off 16 bytes (param_offset) are read late.
+# The launcher's staging rule (norm_vectorized_launch.cuh): a grid of half a wave at most (66
+# blocks on the H200) stages the parameters, within 32 KB a block, when they start 16-byte
+# aligned. 60 and 1 rows of 8192 / 4096 bf16 stage (a block a row; layer_norm's weight and
+# bias at 8192 fill the 32 KB), 100 and 4100 rows do not; 768 columns run 4 rows a block: 264
+# rows are 66 blocks (staged), 265 and 5003 one more and many more (a last block part full);
+# 131 fp16 rows of 2048, 2 a block, are 66; layer_norm's fp32 rows of 8192 (64 KB) never
+# stage. Narrow packs stage too, a last part-chunk of the copy read by cp.async's src-size:
+# layer_norm's 4100 (8-byte packs; rms_norm's rows are peeled, and peeled rows are not
+# staged: both ways read late), fp32 parameters of bf16 rows, and with the peel off (narrow)
+# 2050 (4-byte) and 4097 (2-byte); 772 peeled, heads differing row to row. Parameters one
+# element off 16 bytes (param_offset) are read late.
 # (dtype, param dtype, rows, N, param_offset, peel mode: 1 the rule, 0 narrow packs)
 STAGE_CASES = [
-    (torch.bfloat16, torch.bfloat16, 100, 8192, 0, 1), (torch.bfloat16, torch.bfloat16, 1, 4096, 0, 1),
-    (torch.bfloat16, torch.bfloat16, 4100, 8192, 0, 1), (torch.bfloat16, torch.bfloat16, 528, 768, 0, 1),
-    (torch.bfloat16, torch.bfloat16, 529, 768, 0, 1), (torch.bfloat16, torch.bfloat16, 5003, 768, 0, 1),
-    (torch.float32, torch.float32, 3, 8192, 0, 1), (torch.float16, torch.float16, 131, 2048, 0, 1),
-    (torch.bfloat16, torch.bfloat16, 6, 4100, 0, 1), (torch.bfloat16, torch.float32, 3, 4100, 0, 1),
-    (torch.float32, torch.float32, 5, 2050, 0, 1), (torch.bfloat16, torch.bfloat16, 9, 772, 0, 1),
-    (torch.bfloat16, torch.bfloat16, 1, 2050, 0, 0), (torch.float16, torch.float16, 7, 4097, 0, 0),
-    (torch.bfloat16, torch.bfloat16, 2, 4096, 1, 1), (torch.float32, torch.float32, 5, 4100, 1, 1),
+    (torch.bfloat16, torch.bfloat16, 60, 8192, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 1, 4096, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 100, 8192, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 4100, 8192, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 264, 768, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 265, 768, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 5003, 768, 0, 1),
+    (torch.float32, torch.float32, 3, 8192, 0, 1),
+    (torch.float16, torch.float16, 131, 2048, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 6, 4100, 0, 1),
+    (torch.bfloat16, torch.float32, 3, 4100, 0, 1),
+    (torch.float32, torch.float32, 5, 2050, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 9, 772, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 1, 2050, 0, 0),
+    (torch.float16, torch.float16, 7, 4097, 0, 0),
+    (torch.bfloat16, torch.bfloat16, 2, 4096, 1, 1),
+    (torch.float32, torch.float32, 5, 4100, 1, 1),
 ]
 
 

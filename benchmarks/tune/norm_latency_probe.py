@@ -7,14 +7,17 @@ the harness's timer. Timed in one process on the same inputs, L2 flushed:
 - ours with the weight and without it (weight=None): the difference is what the
   weight's load costs on the critical path; and ours with the weight staged in shared
   memory as the row loads (``staged``) and read after the row's reductions (``read
-  late``), forced either way (``ours`` is the default: staged where the grid is one
-  block an SM at most);
+  late``), forced either way (``ours`` is the default: staged where the grid is half a
+  wave at most);
+- at a width off the 16-byte pack (``--width 2050``, 4100: rows the peeled kernel takes,
+  which does not stage), ours with the peel off (``narrow packs``: the 4- or 8-byte pack
+  kernel, which stages), the lead for a rule that drops the peel at few rows;
 - Liger's and torch.compile's rms_norm, which load weight and row together.
 
 ``--ncu``: no timing, each call a few times, for ``ncu --metrics gpu__time_duration.sum``
 (the kernel's own duration, launch path excluded).
 
-    python benchmarks/tune/norm_latency_probe.py [--out probe.json] [--ncu]
+    python benchmarks/tune/norm_latency_probe.py [--width 4096] [--out probe.json] [--ncu]
 """
 from __future__ import annotations
 
@@ -31,35 +34,38 @@ from torch_memopt.bench.environment import describe
 from torch_memopt.bench.timing import kernel_ms
 
 ROWS = (1, 8, 64, 512, 4096)
-N = 4096
 EPS = 1e-6
+NARROW_PACKS = 0  # _C._set_norm_peel's mode: the widest narrow pack that fits, no peel
 
 
-def with_param_stage(on: bool, call):
-    """``call`` with the norm's parameters staged in shared memory as the row loads
-    (``on``, where the launcher's rule allows) or read after its reductions."""
-    previous = _C._set_norm_param_stage(on)
+def with_switch(setter, value, call):
+    """``call`` with a process-wide switch of _C set to ``value`` (its setter returns the
+    previous value), restored after: _set_norm_param_stage (the parameters staged in
+    shared memory as the row loads, where the launcher's rule allows, or read after the
+    reductions) or _set_norm_peel."""
+    previous = setter(value)
     try:
         return call()
     finally:
-        _C._set_norm_param_stage(previous)
+        setter(previous)
 
 
-def calls_for(rows: int, peer_names=("liger", "compile")) -> dict:
+def calls_for(rows: int, N: int, peer_names=("liger", "compile")) -> dict:
     torch.manual_seed(rows)
     options = {"eps": EPS}
     x, shape, w = calls.make_inputs("rms_norm", calls.rows_shape(rows, N), torch.bfloat16,
                                     "cuda", options)
+    ours = lambda: torch_memopt.rms_norm(x, shape, w, EPS)  # noqa: E731
     out = {
         "empty kernel": lambda: torch.cuda._sleep(0),
         "x.neg()": lambda: x.neg(),
-        "ours": lambda: torch_memopt.rms_norm(x, shape, w, EPS),
+        "ours": ours,
         "ours, no weight": lambda: torch_memopt.rms_norm(x, shape, None, EPS),
-        "ours, staged": lambda: with_param_stage(
-            True, lambda: torch_memopt.rms_norm(x, shape, w, EPS)),
-        "ours, read late": lambda: with_param_stage(
-            False, lambda: torch_memopt.rms_norm(x, shape, w, EPS)),
+        "ours, staged": lambda: with_switch(_C._set_norm_param_stage, True, ours),
+        "ours, read late": lambda: with_switch(_C._set_norm_param_stage, False, ours),
     }
+    if N % 8 != 0:  # off bf16's 16-byte pack
+        out["ours, narrow packs"] = lambda: with_switch(_C._set_norm_peel, NARROW_PACKS, ours)
     for name in peer_names:
         if peers.serves(name, "rms_norm", torch.device("cuda")):
             try:
@@ -68,14 +74,16 @@ def calls_for(rows: int, peer_names=("liger", "compile")) -> dict:
                 continue
             out[name] = lambda call=call: call(x, shape, w)
     ref = F.rms_norm(x.double(), shape, w.double(), EPS)
-    err = (out["ours"]().double() - ref).norm() / ref.norm()
-    if not err < 1e-2:
-        raise SystemExit(f"ours at {rows} x {N}: relative error {err:.2e}")
+    for name in [k for k in out if k.startswith("ours") and k != "ours, no weight"]:
+        err = (out[name]().double() - ref).norm() / ref.norm()
+        if not err < 1e-2:
+            raise SystemExit(f"{name} at {rows} x {N}: relative error {err:.2e}")
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--width", type=int, default=4096, help="row length N (default 4096)")
     parser.add_argument("--out", default=None)
     parser.add_argument("--ncu", action="store_true", help="run each call 3 times, untimed")
     parser.add_argument("--peers", nargs="*", default=["liger", "compile"],
@@ -83,7 +91,7 @@ def main() -> None:
     args = parser.parse_args()
     records = []
     for rows in ROWS:
-        calls = calls_for(rows, args.peers)
+        calls = calls_for(rows, args.width, args.peers)
         if args.ncu:
             for name, call in calls.items():
                 for _ in range(3):
@@ -91,8 +99,8 @@ def main() -> None:
             torch.cuda.synchronize()
             continue
         us = {name: kernel_ms(call) * 1e3 for name, call in calls.items()}
-        records.append({"rows": rows, "N": N, "us": us})
-        print(f"{rows:>5} x {N}: " + "  ".join(f"{k} {v:.2f}" for k, v in us.items()), flush=True)
+        records.append({"rows": rows, "N": args.width, "us": us})
+        print(f"{rows:>5} x {args.width}: " + "  ".join(f"{k} {v:.2f}" for k, v in us.items()), flush=True)
     if args.out and records:
         results.write(Path(args.out), results.json_safe({"meta": describe(torch.device("cuda")),
                                                           "records": records}))

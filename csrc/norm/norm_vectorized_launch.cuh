@@ -68,16 +68,22 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // weight and bias a block copies into shared memory, the part of a row its
 // registers keep (not the peeled rows), where that fits in
 // kNormMaxParamStageBytes (kernels/v04_vectorized.cuh), both start 16-byte
-// aligned (cp.async's 16-byte copies) and the grid is one block an SM at
-// most: a latency-bound launch, where the parameters' read after the
-// reductions is a second trip to HBM on every block's critical path. Measured (H200, bf16
-// rms_norm x 4096, benchmarks/tune/norm_latency_probe.py, kernel timer, µs,
-// read late -> staged): 1 row 6.72 -> 5.41, 8 rows 6.72 -> 5.47, 64 rows 6.82
-// -> 6.24; past one wave every block copies the whole parameter row again and
-// waits for it: 512 rows 8.51 -> 11.49, 4096 rows 23.26 -> 47.36
-// (benchmarks/results/tune/norm_latency_probe_staged_h200.json). 0: no
-// staging (the kernel reads the parameters from global memory after the
-// reductions).
+// aligned (cp.async's 16-byte copies) and the grid is half a wave at most (a
+// block for every other SM): a latency-bound launch, where the parameters'
+// read after the reductions is a second trip to HBM on every block's
+// critical path. Measured (H200, bf16 rms_norm x 4096,
+// benchmarks/tune/norm_latency_probe.py, kernel timer, us, read late ->
+// staged): 1 row 6.72 -> 5.41, 8 rows 6.72 -> 5.47, 64 rows 6.82 -> 6.24;
+// past one wave every block copies the whole parameter row again and waits
+// for it: 512 rows 8.51 -> 11.49, 4096 rows 23.26 -> 47.36
+// (benchmarks/results/tune/norm_latency_probe_staged_h200.json). Staged to
+// one wave, 128 rows of 4096 (128 blocks) lost in the models suite: rms_norm
+// 5.86 -> 6.53 us, add_rms_norm 7.20 -> 7.90, where 512 rows (not staged)
+// drifted 0.26 (benchmarks/results/models_h200.json at 2fcf8b9 against
+// ae3ee71); at 64 rows it gained (6.72 -> 6.18,
+// norm_latency_probe_narrow_staged_h200.json): half the SMs is the bound
+// between. 0: no staging (the kernel reads the parameters from global memory
+// after the reductions).
 struct ParamStage {
   int elems = 0;     // a parameter's elements staged (the kernel's stage_elems)
   size_t bytes = 0;  // the dynamic shared memory they take, weight and bias
@@ -95,7 +101,7 @@ ParamStage param_stage(const NormRows& p, int64_t blocks) {
   const int64_t elems = std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec);
   const int64_t bytes = (elems * static_cast<int64_t>(sizeof(param_t)) + 15) / 16 * 16 * params;
   if (params == 0 || bytes > kNormMaxParamStageBytes || !norm_param_stage() || !aligned(p.weight) ||
-      !aligned(p.bias) || blocks > at::cuda::getCurrentDeviceProperties()->multiProcessorCount) {
+      !aligned(p.bias) || 2 * blocks > at::cuda::getCurrentDeviceProperties()->multiProcessorCount) {
     return {};
   }
   return {static_cast<int>(elems), static_cast<size_t>(bytes)};

@@ -171,16 +171,16 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   const float n = static_cast<float>(row_length);
 
   // The parameters' first stage_elems elements (the part of a row the
-  // registers keep; 0: none, the launcher's choice)
-  // copied into shared memory by cp.async before the row's loads are issued,
-  // so that they arrive during the reductions. Read after them from global memory, the weight was a
-  // second trip to HBM on a short row's critical path: 1.1-1.7 us of rms_norm's
-  // 6.7 at 1-512 rows of 4096 bf16, where Triton's kernels run 4.2-5.3
-  // (benchmarks/tune/norm_latency_probe.py, H200); staged, 5.4 at one row.
-  // The block's rows share one copy; no registers are held for it meanwhile.
-  // The launcher stages only grids of one block an SM at most (param_stage in
-  // norm_vectorized_launch.cuh says why); _C._set_norm_param_stage(False)
-  // turns it off (norm_common.h).
+  // registers keep; 0: none, the launcher's choice) copied into shared memory
+  // by cp.async before the row's loads are issued, so that they arrive during
+  // the reductions. Read after them from global memory, the weight was a
+  // second trip to HBM on a short row's critical path: 1.1-1.7 us of
+  // rms_norm's 6.7 at 1-512 rows of 4096 bf16, where Triton's kernels run
+  // 4.2-5.3 (benchmarks/tune/norm_latency_probe.py, H200); staged, 5.4 at one
+  // row. The block's rows share one copy; no registers are held for it
+  // meanwhile. The launcher stages only grids of half a wave at most
+  // (param_stage in norm_vectorized_launch.cuh says why);
+  // _C._set_norm_param_stage(False) turns it off (norm_common.h).
   // Staged from element 0 (weight and bias 16-byte aligned; the copy's last
   // part-chunk reads only what is there), bias from the next 16-byte
   // boundary, at any pack width. Not the peeled rows: choosing between the

@@ -87,7 +87,7 @@ def test_few_tiles_take_splitk_past_32_k_tiles_and_never_wgmma_split(M, N, K, va
 
 
 # Decode rows: gemv on linear's weight layout where its grid needs no split-K (N >= 24 x 132
-# = 3168) up to N = 16384, or K <= 1024; splitk elsewhere (benchmarks/results/tune/
+# = 3168) up to N = 16384, or below that with K <= 1024; splitk elsewhere (benchmarks/results/tune/
 # decode_rungs_h200.json, decode_rungs_small_h200.json, decode_rungs_auto_h200.json: H200 µs,
 # gemv against splitk).
 @pytest.mark.parametrize("M, N, K, layout, variant", [
@@ -107,6 +107,7 @@ def test_few_tiles_take_splitk_past_32_k_tiles_and_never_wgmma_split(M, N, K, va
     (16, 768, 768, "linear", "gemv"),       # 8.5 against 8.8
     (8, 768, 3072, "linear", "splitk"),     # GPT-2's proj, K = 3072: 11.7 against 8.9
     (1, 1024, 1025, "linear", "splitk"),
+    (1, 30522, 768, "linear", "splitk"),    # short K past 16384 columns: not measured
     (1, 4096, 4096, "gemm", "splitk"),      # row-major b: gemv's other kernel, not measured
 ])
 def test_decode_rows_take_gemv_where_it_streams_without_a_split(M, N, K, layout, variant):

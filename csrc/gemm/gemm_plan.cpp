@@ -50,7 +50,8 @@ constexpr int kMaxRuleSplits = 4;
 // Below the columns bound gemv still won where K is short (GPT-2's K = 768
 // layers, split K and all: 2304 / 768 / 3072 x 768 at M = 1 7.8 / 7.0 / 8.0
 // us against splitk's 8.6 / 7.7 / 8.9, at M = 16 9.4 / 8.5 / 9.5 against 9.6 /
-// 8.8 / 9.9; decode_rungs_auto_h200.json), not at K = 2048-4096.
+// 8.8 / 9.9; decode_rungs_auto_h200.json), not at K = 2048-4096. Past 16384
+// columns short K was not measured: splitk stays.
 constexpr int64_t kGemvRows = 16, kGemvColumnsAnSm = 24, kGemvMaxColumns = 16384;
 constexpr int64_t kGemvShortK = 1024;
 constexpr int64_t kSplitKRows = 32, kSkinnyRows = 64, kSplitKMinKTiles = 64;
@@ -252,13 +253,15 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
     plan.reason = "M <= 64 with rows TMA cannot read as they are: gemv";
     return plan;
   }
-  const bool gemv_fills = N >= kGemvColumnsAnSm * sm_count && N <= kGemvMaxColumns;
-  if (M <= kGemvRows && b_k_major && (gemv_fills || K <= kGemvShortK)) {
+  const int64_t gemv_fill_columns = kGemvColumnsAnSm * sm_count;
+  const bool gemv_fills = N >= gemv_fill_columns && N <= kGemvMaxColumns;
+  const bool gemv_short_k = N < gemv_fill_columns && K <= kGemvShortK;
+  if (M <= kGemvRows && b_k_major && (gemv_fills || gemv_short_k)) {
     plan.variant = "gemv";
     plan.reason =
-        "decode rows (M <= 16) of linear's weight layout, N from 24 columns an SM to 16384 or K <= "
-        "1024: gemv, the weights streamed once (1.05-1.09x cuBLAS over the Llama layers, splitk "
-        "1.01-1.03x)";
+        "decode rows (M <= 16) of linear's weight layout, N from 24 columns an SM to 16384, or "
+        "fewer with K <= 1024: gemv, the weights streamed once (1.05-1.09x cuBLAS over the Llama "
+        "layers, splitk 1.01-1.03x)";
     return plan;
   }
   const int64_t k_tiles = ceil_div(K, kTileK);

@@ -33,9 +33,9 @@ WIDTHS = {
     torch.float32: (2050, 4100, 12288, 30000, 65536, 200000),
 }
 # Widths the parameter staging reaches (within 32 KB of parameters a block; not the peeled
-# rows), in 16-byte packs and narrow ones (the row-strided views, and layer_norm's contiguous
-# 4100: a last part-chunk copied by cp.async's src-size, as at fp32 2050): the staged pass
-# runs these only, so racecheck stays within its cut.
+# rows), in 16-byte packs and narrow ones (layer_norm and the fused adds at bf16 4100 and fp32
+# 2050: 8-byte packs, a last part-chunk copied by cp.async's src-size): the staged pass runs
+# these only, so racecheck stays within its cut.
 STAGED_WIDTHS = {torch.bfloat16: (33, 1000, 4096, 4100, 12288), torch.float32: (2050, 4100)}
 
 

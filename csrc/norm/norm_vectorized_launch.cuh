@@ -6,7 +6,6 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <type_traits>
 
 #include "common/cuda_launch.cuh"
+#include "common/device_info.h"
 #include "common/dispatch.h"
 #include "common/pack.cuh"
 #include "norm/kernels/v04_vectorized.cuh"
@@ -91,8 +91,8 @@ struct ParamStage {
 
 template <typename scalar_t, typename param_t, int kThreads, int kVecs, int kPackBytes, bool kPeel>
 ParamStage param_stage(const NormRows& p, int64_t blocks) {
-  if constexpr (kPeel) return {};
-  constexpr int64_t kVec = kPackBytes / static_cast<int64_t>(sizeof(scalar_t));
+  constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
+  if constexpr (!kNormStagesParams<param_t, kThreads, kVecs, kVec, 1, kPeel>) return {};
   const auto aligned = [](const at::Tensor& t) {
     return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
   };
@@ -101,7 +101,7 @@ ParamStage param_stage(const NormRows& p, int64_t blocks) {
   const int64_t elems = std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec);
   const int64_t bytes = (elems * static_cast<int64_t>(sizeof(param_t)) + 15) / 16 * 16 * params;
   if (params == 0 || bytes > kNormMaxParamStageBytes || !norm_param_stage() || !aligned(p.weight) ||
-      !aligned(p.bias) || 2 * blocks > at::cuda::getCurrentDeviceProperties()->multiProcessorCount) {
+      !aligned(p.bias) || 2 * blocks > sm_count()) {
     return {};
   }
   return {static_cast<int>(elems), static_cast<size_t>(bytes)};

@@ -72,6 +72,14 @@ constexpr int kNormVecMinBlock = 128;     // threads a block at least (several n
 // The most parameter bytes (weight and bias) a block stages in shared memory:
 // no opt-in past the default 48 KB a block (norm_vectorized_launch.cuh).
 constexpr int kNormMaxParamStageBytes = 32 * 1024;
+// Whether a kernel instance is compiled with the parameter staging (the
+// kernel's comment at its copies says why these are left out); the launcher
+// asks the same, so it stages nothing for an instance without it.
+template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster, bool kPeel>
+inline constexpr bool kNormStagesParams =
+    kCluster == 1 && !kPeel &&
+    (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
+        kNormMaxParamStageBytes;
 // Blocks an SM must hold: 64 registers a thread at most. Left to itself
 // ptxas gave the fp32 kernels 77-86 registers (24 warps an SM); at 64 they
 // keep 24-28 bytes of prologue values on the stack, outside the loops. The
@@ -192,9 +200,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // than a block stages: compiled without it (the 1024-thread fp32 layer_norm
   // spilled 176 bytes with it, 64 without).
   constexpr bool kCanStage =
-      kCluster == 1 && !kPeel &&
-      (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
-          kNormMaxParamStageBytes;
+      kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster, kPeel>;
   extern __shared__ __align__(16) unsigned char param_stage[];
   const int stage_bytes = stage_elems * static_cast<int>(sizeof(param_t));
   param_t* const weight_stage = reinterpret_cast<param_t*>(param_stage);

@@ -143,16 +143,23 @@ PyObject* set_norm_peel(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
-// _set_norm_param_stage(on) -> the previous setting: whether the vectorized
-// norm kernel may stage weight and bias in shared memory (True) or reads them
-// after the reductions (False, the default until measured). For the latency
-// probe and the tests.
+// _set_norm_param_stage(mode) -> the previous mode: how the vectorized norm
+// kernel fetches weight and bias at small grids: 0 (or False) after the
+// reductions, 1 (or True, the default) early, staged in shared memory or
+// prefetched towards L2, 2 prefetched only. For the latency probe and the tests.
 PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
-  int on = 1;
-  if (!PyArg_ParseTuple(args, "p", &on)) return nullptr;
-  const bool previous = memopt::norm_param_stage();
-  memopt::set_norm_param_stage(on != 0);
-  return PyBool_FromLong(previous);
+  int mode = 1;
+  if (!PyArg_ParseTuple(args, "i", &mode)) return nullptr;
+  if (mode < 0 || mode > 2) {
+    PyErr_Format(PyExc_ValueError,
+                 "_set_norm_param_stage: expected 0 (read late), 1 (early: the rule) or 2 "
+                 "(prefetched only), got %d",
+                 mode);
+    return nullptr;
+  }
+  const auto previous = static_cast<int>(memopt::norm_param_stage());
+  memopt::set_norm_param_stage(static_cast<memopt::NormParamFetch>(mode));
+  return PyLong_FromLong(previous);
 }
 
 // _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every
@@ -206,8 +213,9 @@ PyMethodDef methods[] = {
      "_set_norm_peel(mode) -> previous: norm rows off the 16-byte pack in narrow packs (0), by "
      "the rule (1) or peeled (2)"},
     {"_set_norm_param_stage", set_norm_param_stage, METH_VARARGS,
-     "_set_norm_param_stage(on) -> previous: whether the vectorized norm kernel may stage weight "
-     "and bias in shared memory (True) or reads them after the reductions (False, the default)"},
+     "_set_norm_param_stage(mode) -> previous: the vectorized norm kernel's weight and bias at "
+     "small grids read after the reductions (0), early (1, the default: staged or prefetched) "
+     "or prefetched towards L2 (2)"},
     {"_wgmma_tiles", wgmma_tiles, METH_NOARGS,
      "_wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built for"},
     {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,

@@ -69,22 +69,19 @@ def main() -> int:
         return 2
     import torch_memopt
 
-    from torch_memopt import _C
+    from torch_memopt.testing.switches import norm_switches
 
     count = 0
     for op in ("layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm"):
         # softmax has no parameters: once
         for stage in (False,) if op == "softmax" else (False, True):
-            previous = _C._set_norm_param_stage(stage)
-            try:
+            with norm_switches(param_stage=stage):
                 for variant in torch_memopt.variants(op, "cuda"):
                     for dtype, widths in (STAGED_WIDTHS if stage else WIDTHS).items():
                         for n in widths:
                             for label, x in cases(n, dtype):
                                 run(op, variant, x)
                                 count += 1
-            finally:
-                _C._set_norm_param_stage(previous)
     print(f"{count} cases ran")
     return 0
 

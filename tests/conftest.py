@@ -56,23 +56,22 @@ def norm_peel(request):
     (16-byte packs, single-element head and tail a row) wherever it fits, and the
     narrower packs that fit every row (auto's rule picks between them). True when the
     peel is forced. The switch is process-wide: restored after."""
-    from torch_memopt import _C
+    from torch_memopt.testing.switches import PEELED, norm_switches
 
-    previous = _C._set_norm_peel(request.param)
-    yield request.param == 2
-    _C._set_norm_peel(previous)
+    with norm_switches(peel=request.param):
+        yield request.param == PEELED
 
 
-@pytest.fixture(params=[True, False], ids=["params-staged", "params-read-late"])
+@pytest.fixture(params=[1, 0, 2], ids=["params-early", "params-read-late", "params-prefetched"])
 def norm_param_stage(request):
-    """The vectorized norm kernel with its parameters staged in shared memory where the
-    launcher's rule allows it (the default), and with them read from global memory after
-    the reductions. The switch is process-wide: restored after."""
-    from torch_memopt import _C
+    """The vectorized norm kernel with its parameters fetched early where the launcher's
+    rule allows it (the default: staged in shared memory, or prefetched towards L2), read
+    from global memory after the reductions, and prefetched towards L2 without staging.
+    The switch is process-wide: restored after."""
+    from torch_memopt.testing.switches import norm_switches
 
-    previous = _C._set_norm_param_stage(request.param)
-    yield request.param
-    _C._set_norm_param_stage(previous)
+    with norm_switches(param_stage=request.param):
+        yield request.param
 
 
 @pytest.fixture(autouse=True)

@@ -72,10 +72,12 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
 # 131 fp16 rows of 2048, 2 a block, are 66; layer_norm's fp32 rows of 8192 (64 KB) never
 # stage. Narrow packs stage too, a last part-chunk of the copy read by cp.async's src-size:
 # layer_norm's 4100 (8-byte packs; rms_norm's rows are peeled, and peeled rows are not
-# staged: both ways read late), fp32 parameters of bf16 rows, and with the peel off (narrow)
-# 2050 (4-byte) and 4097 (2-byte); 772 peeled, heads differing row to row. Parameters one
-# element off 16 bytes (param_offset) are read late.
-# (dtype, param dtype, rows, N, param_offset, peel mode: 1 the rule, 0 narrow packs)
+# staged: at small grids their parameters are prefetched towards L2 instead), fp32
+# parameters of bf16 rows, and with the peel off (narrow) 2050 (4-byte) and 4097 (2-byte);
+# 772 peeled, heads differing row to row. Parameters off 16 bytes (param_offset) are
+# prefetched, not staged, at small grids (the prefetch's first line starts mid-line).
+# (dtype, param dtype, rows, N, param_offset, peel mode: 1 the rule, 0 narrow packs,
+# 2 peeled)
 STAGE_CASES = [
     (torch.bfloat16, torch.bfloat16, 60, 8192, 0, 1),
     (torch.bfloat16, torch.bfloat16, 1, 4096, 0, 1),
@@ -94,6 +96,10 @@ STAGE_CASES = [
     (torch.float16, torch.float16, 7, 4097, 0, 0),
     (torch.bfloat16, torch.bfloat16, 2, 4096, 1, 1),
     (torch.float32, torch.float32, 5, 4100, 1, 1),
+    # peeled rows forced: their parameters prefetched towards L2 at small grids
+    (torch.bfloat16, torch.bfloat16, 1, 2050, 0, 2),
+    (torch.float16, torch.float32, 3, 4100, 3, 2),
+    (torch.bfloat16, torch.bfloat16, 200, 2050, 0, 2),
 ]
 
 
@@ -101,10 +107,11 @@ STAGE_CASES = [
 @pytest.mark.cuda
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
 def test_staged_parameters_match_the_ones_read_late(op):
-    """Staged or read after the reductions, the parameters give the same bits, at row
+    """Fetched early (staged, or prefetched where the kernel cannot stage), prefetched
+    everywhere or read after the reductions, the parameters give the same bits, at row
     counts on both sides of the staging rule, every pack width, peeled rows and parameters
     off 16 bytes, and match float64."""
-    from torch_memopt import _C
+    from torch_memopt.testing.switches import EARLY, LATE, PREFETCH, norm_switches
 
     for dtype, param_dtype, rows, n, offset, peel in STAGE_CASES:
         label = f"{op} {dtype} x {param_dtype} {rows}x{n} params +{offset} peel mode {peel}"
@@ -112,16 +119,12 @@ def test_staged_parameters_match_the_ones_read_late(op):
         weight = torch.randn(n + offset, device="cuda", dtype=param_dtype)[offset:]
         bias = torch.randn(n + offset, device="cuda", dtype=param_dtype)[offset:]
         outputs = {}
-        for stage in (False, True):
-            previous, previous_peel = _C._set_norm_param_stage(stage), _C._set_norm_peel(peel)
-            try:
-                outputs[stage] = call(op, x, weight, bias, 1e-5, "vectorized")
-            finally:
-                _C._set_norm_param_stage(previous)
-                _C._set_norm_peel(previous_peel)
-        late, staged = outputs[False], outputs[True]
-        assert torch.equal(staged, late), f"{label}: staged and late differ"
-        err = rel_error(staged, reference(op, x, weight, bias, 1e-5))
+        for mode in (LATE, EARLY, PREFETCH):
+            with norm_switches(param_stage=mode, peel=peel):
+                outputs[mode] = call(op, x, weight, bias, 1e-5, "vectorized")
+        assert torch.equal(outputs[EARLY], outputs[LATE]), f"{label}: early and late differ"
+        assert torch.equal(outputs[PREFETCH], outputs[LATE]), f"{label}: prefetched and late differ"
+        err = rel_error(outputs[EARLY], reference(op, x, weight, bias, 1e-5))
         assert err < TOLERANCE[dtype], f"{label}: relative error {err:.2e}"
 
 

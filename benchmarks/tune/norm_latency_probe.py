@@ -5,13 +5,14 @@ the harness's timer. Timed in one process on the same inputs, L2 flushed:
 - the floor: an empty kernel (torch.cuda._sleep(0)) and a one-pass elementwise kernel
   over the same rows (x.neg()), what any launch and one read + write cost;
 - ours with the weight and without it (weight=None): the difference is what the
-  weight's load costs on the critical path; and ours with the weight staged in shared
-  memory as the row loads (``staged``) and read after the row's reductions (``read
-  late``), forced either way (``ours`` is the default: staged where the grid is half a
-  wave at most);
-- at a width off the 16-byte pack (``--width 2050``, 4100: rows the peeled kernel takes,
-  which does not stage), ours with the peel off (``narrow packs``: the 4- or 8-byte pack
-  kernel, which stages), the lead for a rule that drops the peel at few rows;
+  weight's load costs on the critical path; and ours with the weight fetched early
+  (``early``: staged in shared memory as the row loads, or, in the peeled kernel that
+  cannot stage, prefetched towards L2) and read after the row's reductions (``read
+  late``), forced either way (``ours`` is the default: early where the grid is half a
+  wave at most; the column was ``staged`` before the L2 prefetch), and prefetched
+  towards L2 everywhere, staging nothing (``prefetched``);
+- at a width off the 16-byte pack (``--width 2050``, 4100: rows the peeled kernel takes),
+  ours with the peel off (``narrow packs``: the 4- or 8-byte pack kernel, which stages);
 - Liger's and torch.compile's rms_norm, which load weight and row together.
 
 ``--ncu``: no timing, each call a few times, for ``ncu --metrics gpu__time_duration.sum``
@@ -28,26 +29,19 @@ import torch
 import torch.nn.functional as F
 
 import torch_memopt
-from torch_memopt import _C
 from torch_memopt.bench import calls, peers, results
 from torch_memopt.bench.environment import describe
 from torch_memopt.bench.timing import kernel_ms
+from torch_memopt.testing.switches import NARROW_PACKS, PREFETCH, norm_switches
 
 ROWS = (1, 8, 64, 512, 4096)
 EPS = 1e-6
-NARROW_PACKS = 0  # _C._set_norm_peel's mode: the widest narrow pack that fits, no peel
 
 
-def with_switch(setter, value, call):
-    """``call`` with a process-wide switch of _C set to ``value`` (its setter returns the
-    previous value), restored after: _set_norm_param_stage (the parameters staged in
-    shared memory as the row loads, where the launcher's rule allows, or read after the
-    reductions) or _set_norm_peel."""
-    previous = setter(value)
-    try:
+def switched(call, **switches):
+    """``call()`` under torch_memopt.testing.switches.norm_switches(**switches)."""
+    with norm_switches(**switches):
         return call()
-    finally:
-        setter(previous)
 
 
 def calls_for(rows: int, N: int, peer_names=("liger", "compile")) -> dict:
@@ -61,11 +55,12 @@ def calls_for(rows: int, N: int, peer_names=("liger", "compile")) -> dict:
         "x.neg()": lambda: x.neg(),
         "ours": ours,
         "ours, no weight": lambda: torch_memopt.rms_norm(x, shape, None, EPS),
-        "ours, staged": lambda: with_switch(_C._set_norm_param_stage, True, ours),
-        "ours, read late": lambda: with_switch(_C._set_norm_param_stage, False, ours),
+        "ours, early": lambda: switched(ours, param_stage=True),
+        "ours, prefetched": lambda: switched(ours, param_stage=PREFETCH),
+        "ours, read late": lambda: switched(ours, param_stage=False),
     }
     if N % 8 != 0:  # off bf16's 16-byte pack
-        out["ours, narrow packs"] = lambda: with_switch(_C._set_norm_peel, NARROW_PACKS, ours)
+        out["ours, narrow packs"] = lambda: switched(ours, peel=NARROW_PACKS)
     for name in peer_names:
         if peers.serves(name, "rms_norm", torch.device("cuda")):
             try:

@@ -16,9 +16,9 @@ import sys
 import torch
 
 import torch_memopt
-from torch_memopt import _C
 from torch_memopt.bench import calls, peers
 from torch_memopt.bench.timing import copy_gbps, kernel_ms
+from torch_memopt.testing.switches import NARROW_PACKS, PEELED, norm_switches
 
 OPS = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm")
 # (rows, off-pack width, its aligned neighbour)
@@ -44,13 +44,10 @@ def measure(op, dtype, rows, n, options):
     ours = calls.ours(op, "auto", options)
     record = {"op": op, "dtype": calls.dtype_name(dtype), "rows": rows, "N": n, "us": {},
               "rel_err": {}}
-    for name, peel in (("peeled", 2), ("narrow", 0)):
-        previous = _C._set_norm_peel(peel)
-        try:
+    for name, peel in (("peeled", PEELED), ("narrow", NARROW_PACKS)):
+        with norm_switches(peel=peel):
             record["rel_err"][name] = calls.relative_error(ours(*inputs), ref)
             record["us"][name] = kernel_ms(lambda: ours(*inputs)) * 1e3
-        finally:
-            _C._set_norm_peel(previous)
     liger = liger_us(op, inputs, options)
     if liger is not None:
         record["us"]["liger"] = liger

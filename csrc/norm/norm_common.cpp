@@ -36,12 +36,12 @@ std::atomic<NormPeel> g_norm_peel{NormPeel::kRule};
 // On: 0.5-1.3 us off rms_norm's 6.7 at 1-64 rows of 4096 bf16 (H200,
 // benchmarks/tune/norm_latency_probe.py; the launcher's rule keeps it to half
 // a wave).
-std::atomic<bool> g_norm_param_stage{true};
+std::atomic<NormParamFetch> g_norm_param_stage{NormParamFetch::kEarly};
 }  // namespace
 
 NormPeel norm_peel() { return g_norm_peel.load(std::memory_order_relaxed); }
 void set_norm_peel(NormPeel mode) { g_norm_peel.store(mode); }
-bool norm_param_stage() { return g_norm_param_stage.load(std::memory_order_relaxed); }
-void set_norm_param_stage(bool on) { g_norm_param_stage.store(on); }
+NormParamFetch norm_param_stage() { return g_norm_param_stage.load(std::memory_order_relaxed); }
+void set_norm_param_stage(NormParamFetch mode) { g_norm_param_stage.store(mode); }
 
 }  // namespace memopt

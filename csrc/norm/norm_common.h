@@ -40,11 +40,14 @@ enum class NormPeel : int { kNarrow = 0, kRule = 1, kAlways = 2 };
 NormPeel norm_peel();
 void set_norm_peel(NormPeel mode);
 
-// Whether the vectorized kernel may stage the parameters in shared memory
-// (norm_vectorized_launch.cuh's param_stage says where it does); off reads
-// them from global memory after the reductions. On by default; the latency
-// probe and the tests run both (torch_memopt._C._set_norm_param_stage).
-bool norm_param_stage();
-void set_norm_param_stage(bool on);
+// How the vectorized kernel fetches the parameters at small grids
+// (norm_vectorized_launch.cuh's param_stage says which grids): kLate reads
+// them from global memory after the reductions; kEarly, the default, stages
+// them in shared memory where the kernel can and prefetches them towards L2
+// where it cannot; kPrefetch prefetches everywhere, staging nothing. For the
+// latency probe and the tests (torch_memopt._C._set_norm_param_stage).
+enum class NormParamFetch : int { kLate = 0, kEarly = 1, kPrefetch = 2 };
+NormParamFetch norm_param_stage();
+void set_norm_param_stage(NormParamFetch mode);
 
 }  // namespace memopt

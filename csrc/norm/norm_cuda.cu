@@ -93,7 +93,7 @@ void launch_cluster(const NormRows& p, cudaStream_t stream) {
       p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
       p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
       p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps, none,
-      static_cast<scalar_t*>(nullptr), /*stage_elems=*/0));
+      static_cast<scalar_t*>(nullptr), /*stage_elems=*/0, /*prefetch_elems=*/0));
 }
 
 template <bool kRms>

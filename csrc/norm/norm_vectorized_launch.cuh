@@ -84,27 +84,41 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // norm_latency_probe_narrow_staged_h200.json): half the SMs is the bound
 // between. 0: no staging (the kernel reads the parameters from global memory
 // after the reductions).
+// Where the instance cannot stage (the peeled rows, kNormStagesParams) or the
+// parameters are not 16-byte aligned, the same small grids ask the kernel to
+// prefetch each parameter's row towards L2 instead (prefetch_elems, up to
+// kNormMaxParamPrefetchBytes), so that the late read is an L2 hit.
+// _C._set_norm_param_stage(0) turns both off, (2) prefetches everywhere.
 struct ParamStage {
-  int elems = 0;     // a parameter's elements staged (the kernel's stage_elems)
-  size_t bytes = 0;  // the dynamic shared memory they take, weight and bias
+  int elems = 0;           // a parameter's elements staged (the kernel's stage_elems)
+  size_t bytes = 0;        // the dynamic shared memory they take, weight and bias
+  int prefetch_elems = 0;  // a parameter's elements prefetched towards L2 instead
 };
+
+// A parameter's bytes prefetched at most: a row this wide (64K bf16) is not
+// latency-bound at its late read.
+constexpr int64_t kNormMaxParamPrefetchBytes = 128 * 1024;
 
 template <typename scalar_t, typename param_t, int kThreads, int kVecs, int kPackBytes, bool kPeel>
 ParamStage param_stage(const NormRows& p, int64_t blocks) {
-  constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
-  if constexpr (!kNormStagesParams<param_t, kThreads, kVecs, kVec, 1, kPeel>) return {};
-  const auto aligned = [](const at::Tensor& t) {
-    return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
-  };
   const int64_t params = (p.weight.defined() ? 1 : 0) + (p.bias.defined() ? 1 : 0);
-  // The packs the registers keep.
-  const int64_t elems = std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec);
-  const int64_t bytes = (elems * static_cast<int64_t>(sizeof(param_t)) + 15) / 16 * 16 * params;
-  if (params == 0 || bytes > kNormMaxParamStageBytes || !norm_param_stage() || !aligned(p.weight) ||
-      !aligned(p.bias) || 2 * blocks > sm_count()) {
-    return {};
+  const NormParamFetch fetch = norm_param_stage();
+  if (params == 0 || fetch == NormParamFetch::kLate || 2 * blocks > sm_count()) return {};
+  constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
+  if constexpr (kNormStagesParams<param_t, kThreads, kVecs, kVec, 1, kPeel>) {
+    const auto aligned = [](const at::Tensor& t) {
+      return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
+    };
+    // The packs the registers keep.
+    const int64_t elems = std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec);
+    const int64_t bytes = (elems * static_cast<int64_t>(sizeof(param_t)) + 15) / 16 * 16 * params;
+    if (fetch == NormParamFetch::kEarly && bytes <= kNormMaxParamStageBytes &&
+        aligned(p.weight) && aligned(p.bias)) {
+      return {static_cast<int>(elems), static_cast<size_t>(bytes), 0};
+    }
   }
-  return {static_cast<int>(elems), static_cast<size_t>(bytes)};
+  constexpr int64_t kMaxPrefetch = kNormMaxParamPrefetchBytes / static_cast<int64_t>(sizeof(param_t));
+  return {0, 0, static_cast<int>(std::min<int64_t>(p.row_length, kMaxPrefetch))};
 }
 
 // kAdd: the fused add + norm, reading `residual` and writing `sum` beside
@@ -125,7 +139,7 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
           p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
           p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
           kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
-          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr, stage.elems);
+          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr, stage.elems, stage.prefetch_elems);
 }
 
 // The threads a row needs to keep its packs, kVecs a thread, counted down to

@@ -62,6 +62,7 @@
 
 #include "common/cp_async.cuh"
 #include "common/pack.cuh"
+#include "common/prefetch.cuh"
 #include "common/register_cap.cuh"
 #include "norm/kernels/normalize.cuh"
 
@@ -111,7 +112,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
                            int64_t rows, int64_t row_length, int64_t in_stride, float eps,
                            const scalar_t* __restrict__ residual = nullptr,
-                           scalar_t* __restrict__ sum_out = nullptr, int stage_elems = 0) {
+                           scalar_t* __restrict__ sum_out = nullptr, int stage_elems = 0,
+                           int prefetch_elems = 0) {
   static_assert(kPackBytes >= static_cast<int>(sizeof(scalar_t)) && 16 % kPackBytes == 0,
                 "a pack is 1-8 whole elements of at most 16 bytes");
   constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
@@ -188,7 +190,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // row. The block's rows share one copy; no registers are held for it
   // meanwhile. The launcher stages only grids of half a wave at most
   // (param_stage in norm_vectorized_launch.cuh says why);
-  // _C._set_norm_param_stage(False) turns it off (norm_common.h).
+  // _C._set_norm_param_stage(0) turns it off (norm_common.h).
   // Staged from element 0 (weight and bias 16-byte aligned; the copy's last
   // part-chunk reads only what is there), bias from the next 16-byte
   // boundary, at any pack width. Not the peeled rows: choosing between the
@@ -211,6 +213,16 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       cp_async_bytes_to_shared(weight_stage, weight, stage_bytes, threadIdx.x, kBlock);
     }
     if (bias != nullptr) cp_async_bytes_to_shared(bias_stage, bias, stage_bytes, threadIdx.x, kBlock);
+  }
+  // Where the kernel does not stage (the peeled rows, the instances compiled
+  // without it), the launcher may ask for the parameters' first
+  // prefetch_elems elements towards L2 instead, for the same reason: the late
+  // read then finds them on chip. No registers or shared memory held; half a
+  // wave at most, like the staging (param_stage in norm_vectorized_launch.cuh).
+  if (prefetch_elems > 0) {
+    const int64_t bytes = static_cast<int64_t>(prefetch_elems) * sizeof(param_t);
+    if (weight != nullptr) prefetch_bytes_to_l2(weight, bytes, threadIdx.x, kBlock);
+    if (bias != nullptr) prefetch_bytes_to_l2(bias, bytes, threadIdx.x, kBlock);
   }
 
   float cache[kNormVecs][kVec];

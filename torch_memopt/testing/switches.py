@@ -1,0 +1,36 @@
+"""The extension's process-wide norm switches, set for a ``with`` block and restored
+after, for the tests, the sanitizer script and the tuning probes:
+
+- ``param_stage``: ``_C._set_norm_param_stage``, how the vectorized norm kernel fetches
+  weight and bias at small grids: ``LATE`` (or False) after the reductions, ``EARLY`` (or
+  True, the default) staged in shared memory or prefetched towards L2 where it cannot
+  stage, ``PREFETCH`` prefetched only;
+- ``peel``: ``_C._set_norm_peel``, which kernel rows off the 16-byte pack take: 0 the
+  widest narrow pack that fits, 1 the rule (the default), 2 the peeled kernel.
+
+``None`` leaves a switch as it is."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator, Optional
+
+NARROW_PACKS, PEEL_RULE, PEELED = 0, 1, 2
+LATE, EARLY, PREFETCH = 0, 1, 2
+
+
+@contextlib.contextmanager
+def norm_switches(param_stage: Optional[int] = None,
+                  peel: Optional[int] = None) -> Iterator[None]:
+    from torch_memopt import _C
+
+    restore = []
+    try:
+        if param_stage is not None:
+            restore.append((_C._set_norm_param_stage, _C._set_norm_param_stage(param_stage)))
+        if peel is not None:
+            restore.append((_C._set_norm_peel, _C._set_norm_peel(peel)))
+        yield
+    finally:
+        for setter, previous in reversed(restore):
+            setter(previous)

@@ -13,9 +13,11 @@ and 200000 (softmax's cluster rung with 1024-thread CTAs; past the norm cluster'
 registers); 2049, 2050 and 4100 off the 16-byte pack (the peeled rows: every head
 length in turn at 2049; 4100 in fp32 is 1025 packs, a few past 256 threads' share). bfloat16 input at every width, float32 at the widths whose paths
 differ for it (8-pack threads, the re-read paths, the clusters); a contiguous
-input and a row-strided view of a wider tensor at each. The norms run again at the widths
-the parameter staging reaches, with their parameters staged in shared memory by cp.async
-(`_C._set_norm_param_stage(True)`: racecheck sees the copies' barrier). The caching allocator is off
+input and a row-strided view of a wider tensor at each. The norms run first with their
+parameters read late (`_C._set_norm_param_stage(0)`), then by default (early: small grids
+take the kernels that stage their parameters in shared memory by cp.async, racecheck
+seeing the copies' barrier, or prefetch them towards L2) at the widths the early fetch
+reaches. The caching allocator is off
 (PYTORCH_NO_CUDA_MEMORY_CACHING=1) so memcheck sees the end of every tensor.
 Exit 0 when all ran, 2 without a GPU.
 """
@@ -32,11 +34,13 @@ WIDTHS = {
     torch.bfloat16: (33, 197, 500, 1000, 2049, 2050, 4096, 4100, 12288, 30000, 65536, 200000),
     torch.float32: (2050, 4100, 12288, 30000, 65536, 200000),
 }
-# Widths the parameter staging reaches (within 32 KB of parameters a block; not the peeled
-# rows), in 16-byte packs and narrow ones (layer_norm and the fused adds at bf16 4100 and fp32
-# 2050: 8-byte packs, a last part-chunk copied by cp.async's src-size): the staged pass runs
-# these only, so racecheck stays within its cut.
-STAGED_WIDTHS = {torch.bfloat16: (33, 1000, 4096, 4100, 12288), torch.float32: (2050, 4100)}
+# Widths the early fetch reaches: staged within 32 KB of parameters a block, in 16-byte packs,
+# peeled (2049: every head length; 2050, rms_norm's 4100) and narrow packs (layer_norm and the
+# fused adds at bf16 4100 and fp32 2050: 8-byte packs, a last part-chunk copied by cp.async's
+# src-size); prefetched where a block's parameters pass 32 KB (fp32 12288: the 1024-thread
+# instances). The early pass runs these only, so racecheck stays within its cut.
+STAGED_WIDTHS = {torch.bfloat16: (33, 1000, 2049, 2050, 4096, 4100, 12288),
+                 torch.float32: (2050, 4100, 12288)}
 
 
 def cases(n: int, dtype: torch.dtype):
@@ -69,15 +73,15 @@ def main() -> int:
         return 2
     import torch_memopt
 
-    from torch_memopt.testing.switches import norm_switches
+    from torch_memopt.testing.switches import EARLY, LATE, norm_switches
 
     count = 0
     for op in ("layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm"):
         # softmax has no parameters: once
-        for stage in (False,) if op == "softmax" else (False, True):
+        for stage in (LATE,) if op == "softmax" else (LATE, EARLY):
             with norm_switches(param_stage=stage):
                 for variant in torch_memopt.variants(op, "cuda"):
-                    for dtype, widths in (STAGED_WIDTHS if stage else WIDTHS).items():
+                    for dtype, widths in (STAGED_WIDTHS if stage == EARLY else WIDTHS).items():
                         for n in widths:
                             for label, x in cases(n, dtype):
                                 run(op, variant, x)

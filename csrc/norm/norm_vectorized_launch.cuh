@@ -64,9 +64,10 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
          same_rows(sum) && p.row_length / (16 / elem) < (int64_t{1} << 30);
 }
 
-// The kernel's parameter staging (kernels/v04_vectorized.cuh): the elements of
-// weight and bias a block copies into shared memory, the part of a row its
-// registers keep (not the peeled rows), where that fits in
+// The kernel's parameter staging (kernels/v04_vectorized.cuh, its kEarly
+// instances): the elements of weight and bias a block copies into shared
+// memory, the part of a row its registers keep (peeled: from element 0 to
+// past the largest head), where that fits in
 // kNormMaxParamStageBytes (kernels/v04_vectorized.cuh), both start 16-byte
 // aligned (cp.async's 16-byte copies) and the grid is half a wave at most (a
 // block for every other SM): a latency-bound launch, where the parameters'
@@ -84,11 +85,12 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // norm_latency_probe_narrow_staged_h200.json): half the SMs is the bound
 // between. 0: no staging (the kernel reads the parameters from global memory
 // after the reductions).
-// Where the instance cannot stage (the peeled rows, kNormStagesParams) or the
-// parameters are not 16-byte aligned, the same small grids ask the kernel to
-// prefetch each parameter's row towards L2 instead (prefetch_elems, up to
+// Where the instance cannot stage (kNormStagesParams) or the parameters are
+// not 16-byte aligned, the same small grids ask the kernel to prefetch each
+// parameter's row towards L2 instead (prefetch_elems, up to
 // kNormMaxParamPrefetchBytes), so that the late read is an L2 hit.
 // _C._set_norm_param_stage(0) turns both off, (2) prefetches everywhere.
+// {} (neither): the launcher takes the instance without either (kEarly false).
 struct ParamStage {
   int elems = 0;           // a parameter's elements staged (the kernel's stage_elems)
   size_t bytes = 0;        // the dynamic shared memory they take, weight and bias
@@ -105,12 +107,13 @@ ParamStage param_stage(const NormRows& p, int64_t blocks) {
   const NormParamFetch fetch = norm_param_stage();
   if (params == 0 || fetch == NormParamFetch::kLate || 2 * blocks > sm_count()) return {};
   constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
-  if constexpr (kNormStagesParams<param_t, kThreads, kVecs, kVec, 1, kPeel>) {
+  if constexpr (kNormStagesParams<param_t, kThreads, kVecs, kVec, 1>) {
     const auto aligned = [](const at::Tensor& t) {
       return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
     };
-    // The packs the registers keep.
-    const int64_t elems = std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec);
+    // The packs the registers keep (peeled: after a head of up to kVec - 1).
+    const int64_t kept = int64_t{kThreads} * kVecs * kVec + (kPeel ? kVec - 1 : 0);
+    const int64_t elems = std::min<int64_t>(p.row_length, kept);
     const int64_t bytes = (elems * static_cast<int64_t>(sizeof(param_t)) + 15) / 16 * 16 * params;
     if (fetch == NormParamFetch::kEarly && bytes <= kNormMaxParamStageBytes &&
         aligned(p.weight) && aligned(p.bias)) {
@@ -132,14 +135,22 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
   const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
   const ParamStage stage =
       param_stage<scalar_t, param_t, kThreads, kVecs, kPackBytes, kPeel>(p, blocks);
-  norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes, kPeel>
-      <<<blocks, kBlock, stage.bytes, stream>>>(
-          p.input.const_data_ptr<scalar_t>(),
-          p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
-          p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
-          p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
-          kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
-          kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr, stage.elems, stage.prefetch_elems);
+  const auto launch = [&](auto kernel) {
+    kernel<<<blocks, kBlock, stage.bytes, stream>>>(
+        p.input.const_data_ptr<scalar_t>(),
+        p.weight.defined() ? p.weight.const_data_ptr<param_t>() : nullptr,
+        p.bias.defined() ? p.bias.const_data_ptr<param_t>() : nullptr,
+        p.out.mutable_data_ptr<scalar_t>(), p.rows, p.row_length, p.in_stride, p.eps,
+        kAdd ? residual.const_data_ptr<scalar_t>() : nullptr,
+        kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr, stage.elems, stage.prefetch_elems);
+  };
+  if (stage.elems > 0 || stage.prefetch_elems > 0) {
+    launch(norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes,
+                                  kPeel, true>);
+  } else {
+    launch(norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes,
+                                  kPeel, false>);
+  }
 }
 
 // The threads a row needs to keep its packs, kVecs a thread, counted down to

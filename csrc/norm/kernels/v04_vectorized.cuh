@@ -73,18 +73,19 @@ constexpr int kNormVecMinBlock = 128;     // threads a block at least (several n
 // The most parameter bytes (weight and bias) a block stages in shared memory:
 // no opt-in past the default 48 KB a block (norm_vectorized_launch.cuh).
 constexpr int kNormMaxParamStageBytes = 32 * 1024;
-// Whether a kernel instance is compiled with the parameter staging (the
-// kernel's comment at its copies says why these are left out); the launcher
-// asks the same, so it stages nothing for an instance without it.
-template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster, bool kPeel>
+// Whether an early-parameter instance (kEarly) can stage its parameters in
+// shared memory (the kernel's comment at its copies says why a wide one does
+// not); the launcher asks the same, so it stages nothing for an instance
+// without it and prefetches towards L2 instead.
+template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster>
 inline constexpr bool kNormStagesParams =
-    kCluster == 1 && !kPeel &&
-    (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
-        kNormMaxParamStageBytes;
+    kCluster == 1 && (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
+                         kNormMaxParamStageBytes;
 // Blocks an SM must hold: 64 registers a thread at most. Left to itself
 // ptxas gave the fp32 kernels 77-86 registers (24 warps an SM); at 64 they
 // keep 24-28 bytes of prologue values on the stack, outside the loops. The
-// fused add (kAdd) is left uncapped: at 64 it spilled 104 bytes.
+// fused add (kAdd) is left uncapped: at 64 it spilled 104 bytes; so are the
+// early-parameter instances (kEarly), whose grids hold half a wave at most.
 template <int kThreads>
 inline constexpr int kNormVecMinBlocksPerSm =
     kMinBlocksAt64Registers<(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)>;
@@ -104,10 +105,18 @@ __device__ __forceinline__ float cluster_total(float cta_total, float* slot) {
   return total;
 }
 
+// kEarly: the instance for grids of half a wave at most, which fetches the
+// parameters early (staged or prefetched; see at the copies) and is not held
+// to the 64-register cap (its grid is not occupancy-bound). The instances for
+// larger grids are compiled without any of it: the staging code compiled into
+// every kernel cost the 16-bit layer_norm kernels 24-32 bytes of spills under
+// the cap, and 9-14% at 4096-16384 rows of 4096 (H200, layer_norm 16384 x 4096
+// 69.7 -> 75.7 us; benchmarks/results/tune/norm-grid_bf16_layer_norm_prefetch_h200.json).
 template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAdd = false,
-          int kCluster = 1, int kNormVecs = kRowVecs, int kPackBytes = 16, bool kPeel = false>
+          int kCluster = 1, int kNormVecs = kRowVecs, int kPackBytes = 16, bool kPeel = false,
+          bool kEarly = false>
 __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads,
-                                  kAdd ? 1 : kNormVecMinBlocksPerSm<kThreads>)
+                                  kAdd || kEarly ? 1 : kNormVecMinBlocksPerSm<kThreads>)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
                            int64_t rows, int64_t row_length, int64_t in_stride, float eps,
@@ -188,21 +197,17 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // rms_norm's 6.7 at 1-512 rows of 4096 bf16, where Triton's kernels run
   // 4.2-5.3 (benchmarks/tune/norm_latency_probe.py, H200); staged, 5.4 at one
   // row. The block's rows share one copy; no registers are held for it
-  // meanwhile. The launcher stages only grids of half a wave at most
-  // (param_stage in norm_vectorized_launch.cuh says why);
-  // _C._set_norm_param_stage(0) turns it off (norm_common.h).
+  // meanwhile. Only the kEarly instances, which the launcher takes for grids
+  // of half a wave at most (param_stage in norm_vectorized_launch.cuh says
+  // why); _C._set_norm_param_stage(0) turns them off (norm_common.h).
   // Staged from element 0 (weight and bias 16-byte aligned; the copy's last
   // part-chunk reads only what is there), bias from the next 16-byte
-  // boundary, at any pack width. Not the peeled rows: choosing between the
-  // staged and the global parameters at their alignment-branching loads and
-  // head / tail elements took norm_packs_peeled.cu's spills from 1.2 to 2.7 KB
-  // over its kernels (rms_norm's from 0 to 32-40 bytes a kernel), where the
-  // peel was measured to lose 3-5% to 16-56 bytes. Nor a kernel whose
-  // narrowest row (past half its threads' packs) holds more parameter bytes
-  // than a block stages: compiled without it (the 1024-thread fp32 layer_norm
-  // spilled 176 bytes with it, 64 without).
-  constexpr bool kCanStage =
-      kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster, kPeel>;
+  // boundary, at any pack width; peeled rows too (their packs read the stage
+  // at the head offset; their head and tail elements read global memory,
+  // which the copy's cp.async.cg left in L2). Not an instance whose narrowest
+  // row (past half its threads' packs) holds more parameter bytes than a
+  // block stages.
+  constexpr bool kCanStage = kEarly && kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster>;
   extern __shared__ __align__(16) unsigned char param_stage[];
   const int stage_bytes = stage_elems * static_cast<int>(sizeof(param_t));
   param_t* const weight_stage = reinterpret_cast<param_t*>(param_stage);
@@ -214,15 +219,19 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     }
     if (bias != nullptr) cp_async_bytes_to_shared(bias_stage, bias, stage_bytes, threadIdx.x, kBlock);
   }
-  // Where the kernel does not stage (the peeled rows, the instances compiled
-  // without it), the launcher may ask for the parameters' first
-  // prefetch_elems elements towards L2 instead, for the same reason: the late
-  // read then finds them on chip. No registers or shared memory held; half a
-  // wave at most, like the staging (param_stage in norm_vectorized_launch.cuh).
-  if (prefetch_elems > 0) {
-    const int64_t bytes = static_cast<int64_t>(prefetch_elems) * sizeof(param_t);
-    if (weight != nullptr) prefetch_bytes_to_l2(weight, bytes, threadIdx.x, kBlock);
-    if (bias != nullptr) prefetch_bytes_to_l2(bias, bytes, threadIdx.x, kBlock);
+  // Where it does not stage (parameters off 16 bytes, a wide instance, or
+  // _C._set_norm_param_stage(2)), an early instance prefetches the
+  // parameters' first prefetch_elems elements towards L2 instead: the late
+  // read then finds them on chip. No registers or shared memory held.
+  // Measured (H200, bf16 rms_norm, the latency probe, read late ->
+  // prefetched): 1 x 2050 peeled 7.71 -> 6.98 us, 1 x 4100 7.46 -> 6.72; at 1
+  // x 4096 it gives 6.14 where staging gives 5.41.
+  if constexpr (kEarly) {
+    if (prefetch_elems > 0) {
+      const int64_t bytes = static_cast<int64_t>(prefetch_elems) * sizeof(param_t);
+      if (weight != nullptr) prefetch_bytes_to_l2(weight, bytes, threadIdx.x, kBlock);
+      if (bias != nullptr) prefetch_bytes_to_l2(bias, bytes, threadIdx.x, kBlock);
+    }
   }
 
   float cache[kNormVecs][kVec];
@@ -386,7 +395,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   const param_t* const wr = weight != nullptr ? weight + head : nullptr;
   const param_t* const br = bias != nullptr ? bias + head : nullptr;
   if (kCanStage && stage_elems > 0) {
-    write_cached(weight != nullptr ? weight_stage : nullptr, bias != nullptr ? bias_stage : nullptr);
+    write_cached(weight != nullptr ? weight_stage + head : nullptr,
+                 bias != nullptr ? bias_stage + head : nullptr);
   } else {
     write_cached(wr, br);
   }

@@ -34,11 +34,12 @@ WIDTHS = {
     torch.bfloat16: (33, 197, 500, 1000, 2049, 2050, 4096, 4100, 12288, 30000, 65536, 200000),
     torch.float32: (2050, 4100, 12288, 30000, 65536, 200000),
 }
-# Widths the early fetch reaches: staged within 32 KB of parameters a block, in 16-byte packs,
-# peeled (2049: every head length; 2050, rms_norm's 4100) and narrow packs (layer_norm and the
-# fused adds at bf16 4100 and fp32 2050: 8-byte packs, a last part-chunk copied by cp.async's
-# src-size); prefetched where a block's parameters pass 32 KB (fp32 12288: the 1024-thread
-# instances). The early pass runs these only, so racecheck stays within its cut.
+# Widths the early fetch reaches: staged within 32 KB of parameters a block where the part
+# staged is whole 16-byte chunks, in 16-byte packs and narrow ones (layer_norm and the fused
+# adds at bf16 4100 and fp32 2050: 8-byte packs); prefetched towards L2 where it ends mid-chunk
+# (33; the peeled rows: 2049, every head length, 2050, rms_norm's 4100) or a block's
+# parameters pass 32 KB (fp32 12288: the 1024-thread instances). The early pass runs these
+# only, so racecheck stays within its cut.
 STAGED_WIDTHS = {torch.bfloat16: (33, 1000, 2049, 2050, 4096, 4100, 12288),
                  torch.float32: (2050, 4100, 12288)}
 

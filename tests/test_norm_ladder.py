@@ -66,16 +66,18 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
 
 # The launcher's staging rule (norm_vectorized_launch.cuh): a grid of half a wave at most (66
 # blocks on the H200) takes the early instance, which stages the parameters, within 32 KB a
-# block, when they start 16-byte aligned, and prefetches them towards L2 otherwise. 60 and 1 rows of 8192 / 4096 bf16 stage (a block a row; layer_norm's weight and
-# bias at 8192 fill the 32 KB), 100 and 4100 rows do not; 768 columns run 4 rows a block: 264
-# rows are 66 blocks (staged), 265 and 5003 one more and many more (a last block part full);
-# 131 fp16 rows of 2048, 2 a block, are 66; layer_norm's fp32 rows of 8192 (64 KB) never
-# stage. Narrow packs stage too, a last part-chunk of the copy read by cp.async's src-size:
-# layer_norm's 4100 (8-byte packs; rms_norm's rows are peeled, and peeled rows stage from
-# element 0 past the largest head), fp32 parameters of bf16 rows, and with the peel off
-# (narrow) 2050 (4-byte) and 4097 (2-byte); 772 peeled, heads differing row to row.
-# Parameters off 16 bytes (param_offset) are prefetched, not staged, at small grids (the
-# prefetch's first line starts mid-line).
+# block, when they start 16-byte aligned and the part staged is whole 16-byte chunks, and
+# prefetches them towards L2 otherwise. 60 and 1 rows of 8192 / 4096 bf16 stage (a block a
+# row; layer_norm's weight and bias at 8192 fill the 32 KB), 100 and 4100 rows do not; 768
+# columns run 4 rows a block: 264 rows are 66 blocks (staged), 265 and 5003 one more and many
+# more (a last block part full); 131 fp16 rows of 2048, 2 a block, are 66; layer_norm's fp32
+# rows of 8192 (64 KB) are prefetched. Narrow packs stage too where the part the registers
+# keep is whole chunks: layer_norm's 4100 (8-byte packs: 4096 of 4100 kept), fp32 parameters
+# of bf16 rows, with the peel off (narrow) 2050 (4-byte); 4097 (2-byte, a whole row that ends
+# mid-chunk) is prefetched, as are the peeled rows (rms_norm's 4100, 2050; 772 with heads
+# differing row to row).
+# Parameters off 16 bytes (param_offset) are prefetched (the prefetch's first line starts
+# mid-line).
 # (dtype, param dtype, rows, N, param_offset, peel mode: 1 the rule, 0 narrow packs,
 # 2 peeled)
 STAGE_CASES = [
@@ -96,7 +98,7 @@ STAGE_CASES = [
     (torch.float16, torch.float16, 7, 4097, 0, 0),
     (torch.bfloat16, torch.bfloat16, 2, 4096, 1, 1),
     (torch.float32, torch.float32, 5, 4100, 1, 1),
-    # peeled rows forced: staged at small grids, prefetched when off 16 bytes
+    # peeled rows forced: prefetched at small grids (their staged part would end mid-chunk)
     (torch.bfloat16, torch.bfloat16, 1, 2050, 0, 2),
     (torch.float16, torch.float32, 3, 4100, 3, 2),
     (torch.bfloat16, torch.bfloat16, 200, 2050, 0, 2),

@@ -8,29 +8,24 @@
 
 namespace memopt {
 
-// The first `src_bytes` (1-16) of the 16 at global `src` to shared `dst`
-// (both 16-byte aligned), the rest of dst's 16 zero-filled and not read (the
-// PTX src-size operand), in L2 only on the way (.cg): the bytes are read from
-// shared memory, not again.
-__device__ __forceinline__ void cp_async_16_to_shared(void* dst, const void* src,
-                                                      int src_bytes = 16) {
+// The 16 bytes at global `src` to shared `dst` (both 16-byte aligned), in L2
+// only on the way (.cg): the bytes are read from shared memory, not again.
+// No src-size operand for a part-chunk: compute-sanitizer's memcheck counts
+// the whole 16 bytes as read whatever the src-size (an out-of-bounds read at
+// a 66-byte weight, H200, 2026-12-04), so callers copy whole chunks only.
+__device__ __forceinline__ void cp_async_16_to_shared(void* dst, const void* src) {
   const auto shared = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(src),
-               "r"(src_bytes)
-               : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(src) : "memory");
 }
 
-// `bytes` from `src` to `dst` (both 16-byte aligned), the `threads` threads of
-// the block (this one `t`) 16 bytes each in turn; a last part-chunk reads only
-// the bytes that are there (no read past src + bytes: a 4100-byte weight is
-// not read to 4112). Completes at cp_async_wait_all.
+// `bytes` (a multiple of 16) from `src` to `dst` (both 16-byte aligned), the
+// `threads` threads of the block (this one `t`) 16 bytes each in turn.
+// Completes at cp_async_wait_all.
 __device__ __forceinline__ void cp_async_bytes_to_shared(void* dst, const void* src, int bytes,
                                                          int t, int threads) {
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
-  for (int off = t * 16; off < bytes; off += threads * 16) {
-    cp_async_16_to_shared(d + off, s + off, bytes - off < 16 ? bytes - off : 16);
-  }
+  for (int off = t * 16; off < bytes; off += threads * 16) cp_async_16_to_shared(d + off, s + off);
 }
 
 // Every cp.async this thread issued has landed (its own: a block barrier

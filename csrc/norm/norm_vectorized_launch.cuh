@@ -67,7 +67,7 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // The kernel's parameter staging (kernels/v04_vectorized.cuh, its kEarly
 // instances): the elements of weight and bias a block copies into shared
 // memory, the part of a row its registers keep (peeled: from element 0 to
-// past the largest head), where that fits in
+// past the largest head), where that is whole 16-byte chunks and fits in
 // kNormMaxParamStageBytes (kernels/v04_vectorized.cuh), both start 16-byte
 // aligned (cp.async's 16-byte copies) and the grid is half a wave at most (a
 // block for every other SM): a latency-bound launch, where the parameters'
@@ -114,9 +114,13 @@ ParamStage param_stage(const NormRows& p, int64_t blocks) {
     // The packs the registers keep (peeled: after a head of up to kVec - 1).
     const int64_t kept = int64_t{kThreads} * kVecs * kVec + (kPeel ? kVec - 1 : 0);
     const int64_t elems = std::min<int64_t>(p.row_length, kept);
-    const int64_t bytes = (elems * static_cast<int64_t>(sizeof(param_t)) + 15) / 16 * 16 * params;
-    if (fetch == NormParamFetch::kEarly && bytes <= kNormMaxParamStageBytes &&
-        aligned(p.weight) && aligned(p.bias)) {
+    // Whole 16-byte chunks only (common/cp_async.cuh says why): a part the
+    // registers keep that ends mid-chunk (a peeled row's head, a whole row of
+    // 4100 bf16) is prefetched instead.
+    const int64_t param_bytes = elems * static_cast<int64_t>(sizeof(param_t));
+    const int64_t bytes = param_bytes * params;
+    if (fetch == NormParamFetch::kEarly && param_bytes % 16 == 0 &&
+        bytes <= kNormMaxParamStageBytes && aligned(p.weight) && aligned(p.bias)) {
       return {static_cast<int>(elems), static_cast<size_t>(bytes), 0};
     }
   }

@@ -167,25 +167,27 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       kAdd ? reinterpret_cast<const XPack*>(residual + row * row_length + head) : nullptr;
   XPack* sr = kAdd ? reinterpret_cast<XPack*>(sum_out + row * row_length + head) : nullptr;
   // kAdd: a + b rounded to scalar_t (as `input + residual`), stored as pack
-  // pk of sum_out, in fp32 into v.
-  const auto add_pack = [&](int pk, const XPack& a, const XPack& b, float (&v)[kVec]) {
+  // pk of sum_out.
+  const auto add_pack = [&](int pk, const XPack& a, const XPack& b) {
     XPack s;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       s.v[j] = static_cast<scalar_t>(static_cast<float>(a.v[j]) + static_cast<float>(b.v[j]));
-      v[j] = static_cast<float>(s.v[j]);
     }
     sr[pk] = s;
+    return s;
+  };
+  const auto to_float = [](const XPack& a, float (&v)[kVec]) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(a.v[j]);
   };
   // Pack pk of the row to normalize, in fp32: x, or x + residual rounded to
   // scalar_t and written to sum_out on the first pass.
   const auto load = [&](int pk, float (&v)[kVec], bool first_pass) {
-    const XPack a = kAdd && !first_pass ? sr[pk] : xr[pk];
     if constexpr (kAdd) {
-      if (first_pass) return add_pack(pk, a, rr[pk], v);
+      return to_float(first_pass ? add_pack(pk, xr[pk], rr[pk]) : sr[pk], v);
     }
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(a.v[j]);
+    to_float(xr[pk], v);
   };
   const float n = static_cast<float>(row_length);
 
@@ -200,13 +202,14 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // meanwhile. Only the kEarly instances, which the launcher takes for grids
   // of half a wave at most (param_stage in norm_vectorized_launch.cuh says
   // why); _C._set_norm_param_stage(0) turns them off (norm_common.h).
-  // Staged from element 0 (weight and bias 16-byte aligned; the copy's last
-  // part-chunk reads only what is there), bias from the next 16-byte
-  // boundary, at any pack width; peeled rows too (their packs read the stage
-  // at the head offset; their head and tail elements read global memory,
-  // which the copy's cp.async.cg left in L2). Not an instance whose narrowest
-  // row (past half its threads' packs) holds more parameter bytes than a
-  // block stages.
+  // Staged from element 0 (weight and bias 16-byte aligned, whole 16-byte
+  // chunks: common/cp_async.cuh), bias from the next 16-byte boundary, at any
+  // pack width; peeled rows too (their packs read the stage at the head
+  // offset; their head and tail elements read global memory, which the
+  // copy's cp.async.cg left in L2), though a peeled row's part ends mid-chunk
+  // unless the row is whole chunks (a slice off 16 bytes): the launcher
+  // prefetches the others. Not an instance whose narrowest row (past half its
+  // threads' packs) holds more parameter bytes than a block stages.
   constexpr bool kCanStage = kEarly && kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster>;
   extern __shared__ __align__(16) unsigned char param_stage[];
   const int stage_bytes = stage_elems * static_cast<int>(sizeof(param_t));
@@ -234,7 +237,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     }
   }
 
-  float cache[kNormVecs][kVec];
+  // The packs the registers keep, as loaded (16-bit values in half the
+  // registers of their fp32 conversions), converted at each use.
+  XPack cache[kNormVecs];
   float sum = 0.f;
   if constexpr (kAdd) {
     // Every load of the cached packs first, then the sums' stores: with each
@@ -250,29 +255,21 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
-      if (pk < end) {
-        add_pack(pk, a[k], b[k], cache[k]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) cache[k][j] = 0.f;
-      }
+      cache[k] = pk < end ? add_pack(pk, a[k], b[k]) : XPack{};
     }
   } else {
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
-      if (pk < end) {
-        load(pk, cache[k], true);
-      } else {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) cache[k][j] = 0.f;
-      }
+      cache[k] = pk < end ? xr[pk] : XPack{};
     }
   }
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
+    float v[kVec];
+    to_float(cache[k], v);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sum += cache[k][j];
+    for (int j = 0; j < kVec; ++j) sum += v[j];
   }
   // kPeel: this thread's head element (edge 0, threads t < head) and tail
   // element (edge 1, t < tail), in fp32. Their row indices are recomputed at
@@ -321,9 +318,11 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
     const int pk = first + t + k * kThreads;
+    float v[kVec];
+    to_float(cache[k], v);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      const float d = cache[k][j] - mean;
+      const float d = v[j] - mean;
       if (pk < end) sq += d * d;
     }
   }
@@ -389,7 +388,11 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
-      if (pk < end) write(pk, cache[k], wr, br);
+      if (pk < end) {
+        float v[kVec];
+        to_float(cache[k], v);
+        write(pk, v, wr, br);
+      }
     }
   };
   const param_t* const wr = weight != nullptr ? weight + head : nullptr;

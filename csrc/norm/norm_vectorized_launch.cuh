@@ -66,8 +66,8 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 
 // The kernel's parameter staging (kernels/v04_vectorized.cuh, its kEarly
 // instances): the elements of weight and bias a block copies into shared
-// memory, the part of a row its registers keep (peeled: from element 0 to
-// past the largest head), where that is whole 16-byte chunks and fits in
+// memory, the part of a row its registers keep (not the peeled rows), where
+// that is whole 16-byte chunks and fits in
 // kNormMaxParamStageBytes (kernels/v04_vectorized.cuh), both start 16-byte
 // aligned (cp.async's 16-byte copies) and the grid is half a wave at most (a
 // block for every other SM): a latency-bound launch, where the parameters'
@@ -107,16 +107,15 @@ ParamStage param_stage(const NormRows& p, int64_t blocks) {
   const NormParamFetch fetch = norm_param_stage();
   if (params == 0 || fetch == NormParamFetch::kLate || 2 * blocks > sm_count()) return {};
   constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
-  if constexpr (kNormStagesParams<param_t, kThreads, kVecs, kVec, 1>) {
+  if constexpr (kNormStagesParams<param_t, kThreads, kVecs, kVec, 1, kPeel>) {
     const auto aligned = [](const at::Tensor& t) {
       return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
     };
-    // The packs the registers keep (peeled: after a head of up to kVec - 1).
-    const int64_t kept = int64_t{kThreads} * kVecs * kVec + (kPeel ? kVec - 1 : 0);
-    const int64_t elems = std::min<int64_t>(p.row_length, kept);
+    // The packs the registers keep.
+    const int64_t elems = std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec);
     // Whole 16-byte chunks only (common/cp_async.cuh says why): a part the
-    // registers keep that ends mid-chunk (a peeled row's head, a whole row of
-    // 4100 bf16) is prefetched instead.
+    // registers keep that ends mid-chunk (a whole row of 4097 bf16) is
+    // prefetched instead.
     const int64_t param_bytes = elems * static_cast<int64_t>(sizeof(param_t));
     const int64_t bytes = param_bytes * params;
     if (fetch == NormParamFetch::kEarly && param_bytes % 16 == 0 &&

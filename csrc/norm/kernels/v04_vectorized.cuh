@@ -74,13 +74,14 @@ constexpr int kNormVecMinBlock = 128;     // threads a block at least (several n
 // no opt-in past the default 48 KB a block (norm_vectorized_launch.cuh).
 constexpr int kNormMaxParamStageBytes = 32 * 1024;
 // Whether an early-parameter instance (kEarly) can stage its parameters in
-// shared memory (the kernel's comment at its copies says why a wide one does
-// not); the launcher asks the same, so it stages nothing for an instance
-// without it and prefetches towards L2 instead.
-template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster>
+// shared memory (the kernel's comment at its copies says why the peeled and
+// the wide ones do not); the launcher asks the same, so it stages nothing for
+// an instance without it and prefetches towards L2 instead.
+template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster, bool kPeel>
 inline constexpr bool kNormStagesParams =
-    kCluster == 1 && (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
-                         kNormMaxParamStageBytes;
+    kCluster == 1 && !kPeel &&
+    (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
+        kNormMaxParamStageBytes;
 // Blocks an SM must hold: 64 registers a thread at most. Left to itself
 // ptxas gave the fp32 kernels 77-86 registers (24 warps an SM); at 64 they
 // keep 24-28 bytes of prologue values on the stack, outside the loops. The
@@ -204,13 +205,14 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // why); _C._set_norm_param_stage(0) turns them off (norm_common.h).
   // Staged from element 0 (weight and bias 16-byte aligned, whole 16-byte
   // chunks: common/cp_async.cuh), bias from the next 16-byte boundary, at any
-  // pack width; peeled rows too (their packs read the stage at the head
-  // offset; their head and tail elements read global memory, which the
-  // copy's cp.async.cg left in L2), though a peeled row's part ends mid-chunk
-  // unless the row is whole chunks (a slice off 16 bytes): the launcher
-  // prefetches the others. Not an instance whose narrowest row (past half its
+  // pack width. Not the peeled rows: their part ends mid-chunk (a width off
+  // the pack, or a head past the registers' part), which cp.async cannot copy
+  // within bounds; staged with a part-chunk they measured 6.40 us at 1 x 2050
+  // bf16 rms_norm against 7.17 prefetched (H200), a lead for a part-chunk
+  // copied another way. Nor an instance whose narrowest row (past half its
   // threads' packs) holds more parameter bytes than a block stages.
-  constexpr bool kCanStage = kEarly && kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster>;
+  constexpr bool kCanStage =
+      kEarly && kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster, kPeel>;
   extern __shared__ __align__(16) unsigned char param_stage[];
   const int stage_bytes = stage_elems * static_cast<int>(sizeof(param_t));
   param_t* const weight_stage = reinterpret_cast<param_t*>(param_stage);
@@ -398,8 +400,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   const param_t* const wr = weight != nullptr ? weight + head : nullptr;
   const param_t* const br = bias != nullptr ? bias + head : nullptr;
   if (kCanStage && stage_elems > 0) {
-    write_cached(weight != nullptr ? weight_stage + head : nullptr,
-                 bias != nullptr ? bias_stage + head : nullptr);
+    write_cached(weight != nullptr ? weight_stage : nullptr, bias != nullptr ? bias_stage : nullptr);
   } else {
     write_cached(wr, br);
   }

@@ -126,21 +126,29 @@ PyObject* set_wgmma_splits(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
+// A three-way process-wide switch set from Python: the mode parsed from
+// `args` (0, 1 or 2, else a ValueError naming what each means), set, and the
+// previous one returned.
+template <typename Mode>
+PyObject* swap_mode(PyObject* args, const char* name, const char* expected, Mode (*get)(),
+                    void (*set)(Mode)) {
+  int mode = 1;
+  if (!PyArg_ParseTuple(args, "i", &mode)) return nullptr;
+  if (mode < 0 || mode > 2) {
+    PyErr_Format(PyExc_ValueError, "%s: expected %s, got %d", name, expected, mode);
+    return nullptr;
+  }
+  const auto previous = static_cast<int>(get());
+  set(static_cast<Mode>(mode));
+  return PyLong_FromLong(previous);
+}
+
 // _set_norm_peel(mode) -> the previous mode: which kernel norm rows off the
 // 16-byte pack take: 0 the narrow packs, 1 the measured rule (the default),
 // 2 the peeled kernel wherever it fits. For the tuning script and the tests.
 PyObject* set_norm_peel(PyObject* /*self*/, PyObject* args) {
-  int mode = 1;
-  if (!PyArg_ParseTuple(args, "i", &mode)) return nullptr;
-  if (mode < 0 || mode > 2) {
-    PyErr_Format(PyExc_ValueError,
-                 "_set_norm_peel: expected 0 (narrow packs), 1 (the rule) or 2 (peeled), got %d",
-                 mode);
-    return nullptr;
-  }
-  const auto previous = static_cast<int>(memopt::norm_peel());
-  memopt::set_norm_peel(static_cast<memopt::NormPeel>(mode));
-  return PyLong_FromLong(previous);
+  return swap_mode(args, "_set_norm_peel", "0 (narrow packs), 1 (the rule) or 2 (peeled)",
+                   memopt::norm_peel, memopt::set_norm_peel);
 }
 
 // _set_norm_param_stage(mode) -> the previous mode: how the vectorized norm
@@ -148,18 +156,9 @@ PyObject* set_norm_peel(PyObject* /*self*/, PyObject* args) {
 // reductions, 1 (or True, the default) early, staged in shared memory or
 // prefetched towards L2, 2 prefetched only. For the latency probe and the tests.
 PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
-  int mode = 1;
-  if (!PyArg_ParseTuple(args, "i", &mode)) return nullptr;
-  if (mode < 0 || mode > 2) {
-    PyErr_Format(PyExc_ValueError,
-                 "_set_norm_param_stage: expected 0 (read late), 1 (early: the rule) or 2 "
-                 "(prefetched only), got %d",
-                 mode);
-    return nullptr;
-  }
-  const auto previous = static_cast<int>(memopt::norm_param_stage());
-  memopt::set_norm_param_stage(static_cast<memopt::NormParamFetch>(mode));
-  return PyLong_FromLong(previous);
+  return swap_mode(args, "_set_norm_param_stage",
+                   "0 (read late), 1 (early: the rule) or 2 (prefetched only)",
+                   memopt::norm_param_stage, memopt::set_norm_param_stage);
 }
 
 // _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every

@@ -32,7 +32,7 @@ import torch_memopt
 from torch_memopt.bench import calls, peers, results
 from torch_memopt.bench.environment import describe
 from torch_memopt.bench.timing import kernel_ms
-from torch_memopt.testing.switches import NARROW_PACKS, PREFETCH, norm_switches
+from torch_memopt.testing.switches import EARLY, LATE, NARROW_PACKS, PREFETCH, norm_switches
 
 ROWS = (1, 8, 64, 512, 4096)
 EPS = 1e-6
@@ -55,9 +55,9 @@ def calls_for(rows: int, N: int, peer_names=("liger", "compile")) -> dict:
         "x.neg()": lambda: x.neg(),
         "ours": ours,
         "ours, no weight": lambda: torch_memopt.rms_norm(x, shape, None, EPS),
-        "ours, early": lambda: switched(ours, param_stage=True),
+        "ours, early": lambda: switched(ours, param_stage=EARLY),
         "ours, prefetched": lambda: switched(ours, param_stage=PREFETCH),
-        "ours, read late": lambda: switched(ours, param_stage=False),
+        "ours, read late": lambda: switched(ours, param_stage=LATE),
     }
     if N % 8 != 0:  # off bf16's 16-byte pack
         out["ours, narrow packs"] = lambda: switched(ours, peel=NARROW_PACKS)

@@ -104,6 +104,8 @@ def main(argv=None) -> int:
             print(f"  {world}-rank time {tp_ms:.3f} ms, one device {one_ms:.3f} ms "
                   f"({one_ms / tp_ms:.2f}×)")
             print("  outputs match" if all_ok.item() else "  OUTPUTS DIFFER")
+        # Both ranks reach the teardown together (tp_llama.py says why).
+        dist.barrier()
         return 0 if all_ok.item() else 1
     finally:
         dist.destroy_process_group()

@@ -73,12 +73,16 @@ def test_warptiled_on_both_tile_shapes(M, N, K, b_layout):
     assert err < 1e-5, f"{M}x{N}x{K} {b_layout}: relative error {err:.2e}"
 
 
+@pytest.mark.parametrize("weight", ["contiguous", "row_slice"])
 @pytest.mark.parametrize("M", [1023, 1024, 1500])
-def test_warptiled_linear_on_both_sides_of_the_row_major_copy(M):
+def test_warptiled_linear_on_both_sides_of_the_row_major_copy(M, weight):
     """linear's weight [N, K] is B column-major; from M = 1024 warptiled reads a
-    row-major copy of it instead: the same result as below, bias and gelu included."""
+    row-major copy of it instead (our tiled transpose: N = 1001 and K = 520 leave
+    partial tiles both ways): the same result as below, bias and gelu included.
+    "row_slice": the weight's rows 600 floats apart, not K."""
     x = torch.randn(M, 520, device="cuda")
-    w = torch.randn(1001, 520, device="cuda") * 520 ** -0.5
+    width = 520 if weight == "contiguous" else 600
+    w = (torch.randn(1001, width, device="cuda") * 520 ** -0.5)[:, width - 520:]
     bias = torch.randn(1001, device="cuda")
     out = torch_memopt.linear(x, w, bias, activation="gelu", variant="warptiled")
     ref = F.gelu(F.linear(x.double(), w.double(), bias.double()))

@@ -555,6 +555,19 @@ def test_wgmma_tf32_every_tile(tile, layout, wgmma_tile):
 
 
 @cuda_test
+def test_wgmma_tf32_gemm_reads_a_row_sliced_b():
+    """gemm's row-major b reaches tf32 wgmma as a transposed copy (transpose_fp32.cu):
+    here b's rows lie 1030 floats apart (a slice 29 floats in), and K = 130, N = 1001
+    leave partial transpose tiles both ways."""
+    require("wgmma_tf32")
+    x = randn(77, 130, dtype=torch.float32)
+    b = randn(130, 1030, dtype=torch.float32, scale=130 ** -0.5)[:, 29:]
+    out = torch_memopt.gemm(x, b, variant="wgmma_tf32")
+    err = rel_error(out, torch.mm(x.double(), b.double()))
+    assert err < TF32_TOLERANCE, f"relative error {err:.2e}"
+
+
+@cuda_test
 def test_auto_takes_tf32_only_when_allowed():
     """float32 auto: warptiled (full float32) by default; wgmma_tf32 on Hopper once
     torch.backends.cuda.matmul.allow_tf32 is set, as torch.mm then uses tf32 too."""

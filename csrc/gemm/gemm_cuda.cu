@@ -188,6 +188,22 @@ at::Tensor row_or_col_major(const at::Tensor& b) {
              : b.contiguous();
 }
 
+// `t.contiguous()` for a float32 t that is column-major (unit stride along
+// dim 0, linear's weight seen as B = W.t()), through our tiled transpose
+// (transpose_fp32.cu): ATen's copy of such a view took ~125 us at 4096 x 4096
+// on the H200, 3.5x its bytes' time. Any other layout goes to ATen.
+at::Tensor contiguous_from_col_major(const at::Tensor& t, cudaStream_t stream) {
+  if (t.scalar_type() != at::kFloat || t.stride(0) != 1 || t.size(0) < 2 || t.size(1) < 2) {
+    return t.contiguous();
+  }
+  at::Tensor out = at::empty({t.size(0), t.size(1)}, t.options());
+  // t's transpose [size(1), size(0)] is row-major, rows stride(1) apart.
+  launch_transpose_fp32(t.const_data_ptr<float>(), t.stride(1), out.mutable_data_ptr<float>(),
+                        t.size(1), t.size(0), stream);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
 void launch_naive(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
                   at::Tensor& out, Activation act, cudaStream_t stream) {
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
@@ -216,14 +232,14 @@ void run_fp32_rung(const Rung& rung, const at::Tensor& a_in, const at::Tensor& b
   // Linear's weight (B column-major: unit k-stride) reaches warptiled as
   // 4-byte transposed copies, row-major B as 16-byte ones: 0.78x against
   // 0.89x cuBLAS at 4096^3 (H200). A row-major copy of B moves 8 N K bytes
-  // (4096^2: 128 MB, ~35 us at the copy bandwidth) where the GEMM takes 2 M N K
-  // flops at ~46 TFLOP/s (4096^3: ~3 ms): a share of ~75 / M percent, under the
-  // 14% it should win from M = 1024. Expected 0.86-0.88x at 4096^3; to be
-  // measured (docs/perf-notes.md).
+  // (4096^2: 128 MB, ~30 us at the copy bandwidth) where the GEMM takes 2 M N K
+  // flops at ~46 TFLOP/s (4096^3: ~3 ms). Through ATen's copy it cost ~125 us
+  // and broke even at M = 1024 (0.86x at 4096^3, fp32_linear_h200.json); through
+  // our transpose (contiguous_from_col_major) it should cost ~35 us.
   constexpr int64_t kRowMajorCopyRows = 1024;
   if (rung.launch == launch_gemm_warptiled && M >= kRowMajorCopyRows && N > 1 && K > 1 &&
       b.stride(0) == 1 && b.stride(1) != 1) {
-    b = b.contiguous();
+    b = contiguous_from_col_major(b, stream);
   }
   // The stride of a size-1 dim is never used to step, so it is set to 1:
   // a B [1, N] with a non-unit (or zero) n-stride is then read column-major,
@@ -294,7 +310,7 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
     // tf32 wgmma reads B only K-major: gemm's row-major b [K, N] goes in as
     // a W [N, K] copy (K x N x 8 bytes moved; at 4096^3 the gemm layout took
     // 536 us against linear's 438, H200: benchmarks/results/tune/tf32_h200.json).
-    w = b.t().contiguous();
+    w = contiguous_from_col_major(b.t(), stream);
     k_major = true;
   }
   a = with_unit_inner_stride(a);

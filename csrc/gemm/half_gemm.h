@@ -103,6 +103,11 @@ void launch_gemm_splitk_tuned(const HalfGemmArgs& p, int splits, int config, cud
 void launch_pad_rows(const void* src, int64_t src_stride, void* dst, int64_t dst_stride,
                      int64_t rows, int64_t cols, cudaStream_t stream);
 
+// Writes the transpose of float32 src [rows, cols] (unit column stride, rows
+// src_stride apart) into dst [cols, rows], contiguous (transpose_fp32.cu).
+void launch_transpose_fp32(const float* src, int64_t src_stride, float* dst, int64_t rows,
+                           int64_t cols, cudaStream_t stream);
+
 // Skinny M (decode shapes, M <= 64 is what it is tuned for; correct for any
 // M): the weights streamed once, tensor cores with swapped operands, split-K.
 void launch_gemm_gemv(const HalfGemmArgs& p, cudaStream_t stream);

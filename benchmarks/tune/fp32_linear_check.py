@@ -1,6 +1,6 @@
 """The fp32 SIMT rung (warptiled) in linear's layout (weight [N, K]: B column-major)
 beside its gemm layout (B row-major) and cuBLAS without tf32, at 4096^3 and on both
-sides of the row-major copy that run_fp32_rung makes from M = 1024 (csrc/gemm/gemm_cuda.cu).
+sides of the row-major copy that run_fp32_rung makes from M = 512 (csrc/gemm/gemm_cuda.cu).
 
     python benchmarks/tune/fp32_linear_check.py [--out fp32_linear.json]
 """
@@ -18,7 +18,7 @@ from torch_memopt.bench.calls import relative_error
 from torch_memopt.bench.timing import kernel_ms
 
 SHAPES = [(4096, 4096, 4096), (2048, 4096, 4096), (1024, 4096, 4096), (1023, 4096, 4096),
-          (512, 4096, 4096), (8192, 8192, 8192)]
+          (512, 4096, 4096), (511, 4096, 4096), (8192, 8192, 8192)]
 
 
 def main(argv=None) -> int:

@@ -234,9 +234,13 @@ void run_fp32_rung(const Rung& rung, const at::Tensor& a_in, const at::Tensor& b
   // 0.89x cuBLAS at 4096^3 (H200). A row-major copy of B moves 8 N K bytes
   // (4096^2: 128 MB, ~30 us at the copy bandwidth) where the GEMM takes 2 M N K
   // flops at ~46 TFLOP/s (4096^3: ~3 ms). Through ATen's copy it cost ~125 us
-  // and broke even at M = 1024 (0.86x at 4096^3, fp32_linear_h200.json); through
-  // our transpose (contiguous_from_col_major) it should cost ~35 us.
-  constexpr int64_t kRowMajorCopyRows = 1024;
+  // and broke even at M = 1024 (0.86x at 4096^3, fp32_linear_h200.json).
+  // Through our transpose (contiguous_from_col_major) it costs 45-49 us: 0.89x
+  // at 4096^3, 1024 rows 919.5 -> 847.6 us (fp32_linear_transpose_h200.json).
+  // At 512 rows the column-major read cost 66 us over the row-major one
+  // (520.4 against 454.0 us at N = K = 4096): past the copy's cost, so the
+  // copy starts there; at 256 rows (~33 us) it would not.
+  constexpr int64_t kRowMajorCopyRows = 512;
   if (rung.launch == launch_gemm_warptiled && M >= kRowMajorCopyRows && N > 1 && K > 1 &&
       b.stride(0) == 1 && b.stride(1) != 1) {
     b = contiguous_from_col_major(b, stream);

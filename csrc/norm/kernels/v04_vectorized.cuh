@@ -60,6 +60,8 @@
 
 #include <cooperative_groups.h>
 
+#include <type_traits>
+
 #include "common/cp_async.cuh"
 #include "common/pack.cuh"
 #include "common/prefetch.cuh"
@@ -90,6 +92,25 @@ inline constexpr bool kNormStagesParams =
 template <int kThreads>
 inline constexpr int kNormVecMinBlocksPerSm =
     kMinBlocksAt64Registers<(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)>;
+
+// Whether the kernel keeps its row's packs in registers as loaded (16-bit
+// values two a register, converted to fp32 at each of their 2-3 uses) rather
+// than converted once to fp32. As loaded where fp32 does not fit: under the
+// 64-register cap, 16-bit layer_norm at 256 threads a row spilled 36 bytes
+// with the fp32 row and none with the packs (16384 x 8192 bf16: 153.7 ->
+// 141.6 us), and the fused add (uncapped) took 107 -> 88 registers (add_rms_norm
+// grid 2.6% faster). At 32-128 threads the fp32 row fits without spills, and
+// the conversions at each use cost layer_norm 6-13% (16384 x 3072 bf16 56.7
+// -> 63.9 us, 16384 x 768 18.9 -> 20.1); rms_norm moved under 2% either way
+// (H200, benchmarks/results/tune/norm-grid_bf16_*_{early,packs}_h200.json).
+// The kEarly instances are held only by the register file (65536 / kThreads:
+// 64 at 1024 threads, where the fp32 row spilled 4-8 bytes). The peeled and
+// the narrow-pack rows keep packs at every size: with the fp32 row their
+// 16-bit layer_norm kernels spilled 4-36 bytes at 32-128 threads (ptxas,
+// sm_90a). (32-bit rows: the packs are fp32 already.)
+template <int kThreads, bool kAdd, bool kPeel, int kPackBytes, bool kEarly>
+inline constexpr bool kNormKeepsPacks =
+    kAdd || kPeel || kPackBytes < 16 || kThreads >= (kEarly ? 1024 : 256);
 
 // The row total from each CTA's total (the same in all its threads): one
 // thread publishes it in `slot` of its shared memory, and after a cluster
@@ -239,9 +260,24 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     }
   }
 
-  // The packs the registers keep, as loaded (16-bit values in half the
-  // registers of their fp32 conversions), converted at each use.
-  XPack cache[kNormVecs];
+  // The packs the registers keep: as loaded (16-bit values in half the
+  // registers of their fp32 conversions, converted at each use) where fp32
+  // would not fit (kNormKeepsPacks), else converted once.
+  using Cached = std::conditional_t<kNormKeepsPacks<kThreads, kAdd, kPeel, kPackBytes, kEarly>,
+                                    XPack,
+                                    Pack<float, kVec>>;
+  constexpr bool kCachesPacks = std::is_same_v<Cached, XPack>;
+  const auto as_floats = [](const XPack& a) {
+    Pack<float, kVec> c;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) c.v[j] = static_cast<float>(a.v[j]);
+    return c;
+  };
+  const auto cached_to_float = [](const Cached& c, float (&v)[kVec]) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(c.v[j]);
+  };
+  Cached cache[kNormVecs];
   float sum = 0.f;
   if constexpr (kAdd) {
     // Every load of the cached packs first, then the sums' stores: with each
@@ -257,19 +293,23 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
-      cache[k] = pk < end ? add_pack(pk, a[k], b[k]) : XPack{};
+      cache[k] = pk < end ? add_pack(pk, a[k], b[k]) : XPack{};  // (kAdd keeps packs)
     }
   } else {
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
-      cache[k] = pk < end ? xr[pk] : XPack{};
+      if constexpr (kCachesPacks) {
+        cache[k] = pk < end ? xr[pk] : XPack{};
+      } else {
+        cache[k] = pk < end ? as_floats(xr[pk]) : Cached{};
+      }
     }
   }
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
     float v[kVec];
-    to_float(cache[k], v);
+    cached_to_float(cache[k], v);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += v[j];
   }
@@ -321,7 +361,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   for (int k = 0; k < kNormVecs; ++k) {
     const int pk = first + t + k * kThreads;
     float v[kVec];
-    to_float(cache[k], v);
+    cached_to_float(cache[k], v);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       const float d = v[j] - mean;
@@ -392,7 +432,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       const int pk = first + t + k * kThreads;
       if (pk < end) {
         float v[kVec];
-        to_float(cache[k], v);
+        cached_to_float(cache[k], v);
         write(pk, v, wr, br);
       }
     }

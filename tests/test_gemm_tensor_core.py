@@ -568,6 +568,19 @@ def test_wgmma_tf32_gemm_reads_a_row_sliced_b():
 
 
 @cuda_test
+def test_wgmma_tf32_gemm_transposes_past_the_grid_height():
+    """The transpose's grid holds at most 65535 tiles of 64 rows; its blocks stride
+    over the rest. b [K, N] with K = 65535 * 64 + 3 rows (transposed copy: 48 MB)."""
+    require("wgmma_tf32")
+    K = 65535 * 64 + 3
+    x = randn(3, K, dtype=torch.float32)
+    b = randn(K, 5, dtype=torch.float32, scale=K ** -0.5)
+    out = torch_memopt.gemm(x, b, variant="wgmma_tf32")
+    err = rel_error(out, torch.mm(x.double(), b.double()))
+    assert err < TF32_TOLERANCE, f"relative error {err:.2e}"
+
+
+@cuda_test
 def test_auto_takes_tf32_only_when_allowed():
     """float32 auto: warptiled (full float32) by default; wgmma_tf32 on Hopper once
     torch.backends.cuda.matmul.allow_tf32 is set, as torch.mm then uses tf32 too."""

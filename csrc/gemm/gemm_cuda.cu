@@ -189,7 +189,8 @@ at::Tensor row_or_col_major(const at::Tensor& b) {
 }
 
 // `t.contiguous()` for a float32 t that is column-major (unit stride along
-// dim 0, linear's weight seen as B = W.t()), through our tiled transpose
+// dim 0: linear's weight seen as B = W.t(), or gemm's row-major b seen
+// transposed), through our tiled transpose
 // (transpose_fp32.cu): ATen's copy of such a view took ~125 us at 4096 x 4096
 // on the H200, 3.5x its bytes' time. Any other layout goes to ATen.
 at::Tensor contiguous_from_col_major(const at::Tensor& t, cudaStream_t stream) {

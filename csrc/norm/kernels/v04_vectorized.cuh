@@ -267,6 +267,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
                                     XPack,
                                     Pack<float, kVec>>;
   constexpr bool kCachesPacks = std::is_same_v<Cached, XPack>;
+  static_assert(kCachesPacks || !kAdd, "the fused add's fill below keeps packs");
   const auto as_floats = [](const XPack& a) {
     Pack<float, kVec> c;
 #pragma unroll

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace memopt {
 
@@ -29,6 +30,22 @@ constexpr int kRowVecs = 4;
 constexpr int kWideRowVecs = 8;
 inline int row_vecs(int64_t row_packs, int64_t element_size) {
   return element_size == 4 && row_packs > 512 * kRowVecs ? kWideRowVecs : kRowVecs;
+}
+
+// A whole Pack (2, 4, 8 or 16 bytes, `src` aligned to its size) in one load
+// of that size. Copied as a struct of 16-bit elements into a selected
+// temporary (`pk < end ? rows[pk] : P{}`) or read through a reference, a
+// 16-byte pack of bf16 compiled to 8 predicated 2-byte loads (sm_90a).
+template <typename P>
+__device__ __forceinline__ P load_pack(const P* src) {
+  using W = std::conditional_t<
+      sizeof(P) == 16, uint4,
+      std::conditional_t<sizeof(P) == 8, uint2,
+                         std::conditional_t<sizeof(P) == 4, uint32_t, uint16_t>>>;
+  static_assert(sizeof(P) == sizeof(W), "a pack of 2, 4, 8 or 16 bytes");
+  P out;
+  *reinterpret_cast<W*>(&out) = *reinterpret_cast<const W*>(src);
+  return out;
 }
 
 // A Pack from an address aligned only to `align_bytes` (16, 8, 4 or 2; the

@@ -108,9 +108,11 @@ inline constexpr int kNormVecMinBlocksPerSm =
 // the narrow-pack rows keep packs at every size: with the fp32 row their
 // 16-bit layer_norm kernels spilled 4-36 bytes at 32-128 threads (ptxas,
 // sm_90a). (32-bit rows: the packs are fp32 already.)
-template <int kThreads, bool kAdd, bool kPeel, int kPackBytes, bool kEarly>
+// So do 16-bit rows with fp32 parameters (their packs twice the registers):
+// 2-12 spill bytes at 32-128 threads with the fp32 row.
+template <int kThreads, bool kAdd, bool kPeel, int kPackBytes, bool kEarly, bool kWideParams>
 inline constexpr bool kNormKeepsPacks =
-    kAdd || kPeel || kPackBytes < 16 || kThreads >= (kEarly ? 1024 : 256);
+    kAdd || kPeel || kWideParams || kPackBytes < 16 || kThreads >= (kEarly ? 1024 : 256);
 
 // The row total from each CTA's total (the same in all its threads): one
 // thread publishes it in `slot` of its shared memory, and after a cluster
@@ -203,13 +205,28 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(a.v[j]);
   };
+  // Pack pk of `rows` in one load of kPackBytes (common/pack.cuh's
+  // load_pack). Read as `rows[pk]`, the 16-bit packs compiled to 8
+  // predicated 2-byte loads each: 96 of layer_norm's 128-thread kernel's
+  // loads where a8f8bca had none, and 6-13% of its time at 4096-16384 rows
+  // (H200, norm-grid_bf16_layer_norm_packs_h200.json; SASS, sm_90a). 32-bit
+  // rows keep `rows[pk]` (kWholeLoads false): they compiled to whole-pack
+  // loads already, and through load_pack their 4-byte-pack kernels spilled
+  // 80-104 more bytes at the 64-register cap.
+  constexpr bool kWholeLoads = sizeof(scalar_t) < 4;
+  const auto pack_at = [](const XPack* rows, int pk) { return load_pack(rows + pk); };
   // Pack pk of the row to normalize, in fp32: x, or x + residual rounded to
   // scalar_t and written to sum_out on the first pass.
   const auto load = [&](int pk, float (&v)[kVec], bool first_pass) {
     if constexpr (kAdd) {
-      return to_float(first_pass ? add_pack(pk, xr[pk], rr[pk]) : sr[pk], v);
+      return to_float(first_pass ? add_pack(pk, pack_at(xr, pk), pack_at(rr, pk)) : pack_at(sr, pk),
+                      v);
     }
-    to_float(xr[pk], v);
+    if constexpr (kWholeLoads) {
+      to_float(pack_at(xr, pk), v);
+    } else {
+      to_float(xr[pk], v);
+    }
   };
   const float n = static_cast<float>(row_length);
 
@@ -263,9 +280,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // The packs the registers keep: as loaded (16-bit values in half the
   // registers of their fp32 conversions, converted at each use) where fp32
   // would not fit (kNormKeepsPacks), else converted once.
-  using Cached = std::conditional_t<kNormKeepsPacks<kThreads, kAdd, kPeel, kPackBytes, kEarly>,
-                                    XPack,
-                                    Pack<float, kVec>>;
+  using Cached = std::conditional_t<
+      kNormKeepsPacks<kThreads, kAdd, kPeel, kPackBytes, kEarly, (sizeof(param_t) > sizeof(scalar_t))>,
+      XPack, Pack<float, kVec>>;
   constexpr bool kCachesPacks = std::is_same_v<Cached, XPack>;
   static_assert(kCachesPacks || !kAdd, "the fused add's fill below keeps packs");
   const auto as_floats = [](const XPack& a) {
@@ -289,7 +306,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
-      if (pk < end) a[k] = xr[pk], b[k] = rr[pk];
+      if (pk < end) a[k] = pack_at(xr, pk), b[k] = pack_at(rr, pk);
     }
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
@@ -300,10 +317,12 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
-      if constexpr (kCachesPacks) {
+      if constexpr (kCachesPacks && !kWholeLoads) {
         cache[k] = pk < end ? xr[pk] : XPack{};
+      } else if constexpr (kCachesPacks) {
+        cache[k] = pk < end ? pack_at(xr, pk) : XPack{};
       } else {
-        cache[k] = pk < end ? as_floats(xr[pk]) : Cached{};
+        cache[k] = pk < end ? as_floats(pack_at(xr, pk)) : Cached{};
       }
     }
   }

@@ -100,9 +100,11 @@ inline constexpr int kNormVecMinBlocksPerSm =
 // with the fp32 row and none with the packs (16384 x 8192 bf16: 153.7 ->
 // 141.6 us), and the fused add (uncapped) took 107 -> 88 registers (add_rms_norm
 // grid 2.6% faster). At 32-128 threads the fp32 row fits without spills, and
-// the conversions at each use cost layer_norm 6-13% (16384 x 3072 bf16 56.7
-// -> 63.9 us, 16384 x 768 18.9 -> 20.1); rms_norm moved under 2% either way
-// (H200, benchmarks/results/tune/norm-grid_bf16_*_{early,packs}_h200.json).
+// the packs build lost layer_norm 6-13% there (16384 x 3072 bf16 56.7 -> 63.9
+// us, 16384 x 768 18.9 -> 20.1; rms_norm under 2% either way; H200,
+// benchmarks/results/tune/norm-grid_bf16_*_{early,packs}_h200.json), though
+// that build also read its packs in 2-byte loads (pack_at in the kernel says
+// why): which row is faster with whole-pack loads on both is not measured.
 // The kEarly instances are held only by the register file (65536 / kThreads:
 // 64 at 1024 threads, where the fp32 row spilled 4-8 bytes). The peeled and
 // the narrow-pack rows keep packs at every size: with the fp32 row their

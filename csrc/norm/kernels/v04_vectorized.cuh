@@ -210,11 +210,11 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // Pack pk of `rows` in one load of kPackBytes (common/pack.cuh's
   // load_pack). Read as `rows[pk]`, the 16-bit packs compiled to 8
   // predicated 2-byte loads each: 96 of layer_norm's 128-thread kernel's
-  // loads where a8f8bca had none, and 6-13% of its time at 4096-16384 rows
-  // (H200, norm-grid_bf16_layer_norm_packs_h200.json; SASS, sm_90a). 32-bit
-  // rows keep `rows[pk]` (kWholeLoads false): they compiled to whole-pack
-  // loads already, and through load_pack their 4-byte-pack kernels spilled
-  // 80-104 more bytes at the 64-register cap.
+  // loads where a8f8bca had none, the likely cause of the 6-13% it lost at
+  // 4096-16384 rows (H200, norm-grid_bf16_layer_norm_packs_h200.json; SASS,
+  // sm_90a). 32-bit rows keep `rows[pk]` outside the fused add (kWholeLoads
+  // false): they compiled to whole-pack loads already, and through load_pack
+  // their 4-byte-pack kernels spilled 80-104 more bytes at the 64-register cap.
   constexpr bool kWholeLoads = sizeof(scalar_t) < 4;
   const auto pack_at = [](const XPack* rows, int pk) { return load_pack(rows + pk); };
   // Pack pk of the row to normalize, in fp32: x, or x + residual rounded to

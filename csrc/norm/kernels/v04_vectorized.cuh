@@ -109,9 +109,9 @@ inline constexpr int kNormVecMinBlocksPerSm =
 // 64 at 1024 threads, where the fp32 row spilled 4-8 bytes). The peeled and
 // the narrow-pack rows keep packs at every size: with the fp32 row their
 // 16-bit layer_norm kernels spilled 4-36 bytes at 32-128 threads (ptxas,
-// sm_90a). (32-bit rows: the packs are fp32 already.)
-// So do 16-bit rows with fp32 parameters (their packs twice the registers):
-// 2-12 spill bytes at 32-128 threads with the fp32 row.
+// sm_90a). So do 16-bit rows with fp32 parameters (kWideParams: their
+// parameter packs take twice the registers), which spilled 2-12 bytes at
+// 32-128 threads with the fp32 row. (32-bit rows: the packs are fp32 already.)
 template <int kThreads, bool kAdd, bool kPeel, int kPackBytes, bool kEarly, bool kWideParams>
 inline constexpr bool kNormKeepsPacks =
     kAdd || kPeel || kWideParams || kPackBytes < 16 || kThreads >= (kEarly ? 1024 : 256);

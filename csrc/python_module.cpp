@@ -153,8 +153,10 @@ PyObject* set_norm_peel(PyObject* /*self*/, PyObject* args) {
 
 // _set_norm_param_stage(mode) -> the previous mode: how the vectorized norm
 // kernel fetches weight and bias at small grids: 0 (or False) after the
-// reductions, 1 (or True, the default) early, staged in shared memory or
-// prefetched towards L2, 2 prefetched only. For the latency probe and the tests.
+// reductions, 1 (or True, the default) early (into registers with the row,
+// staged in shared memory or prefetched towards L2), 2 prefetched only (read
+// late where the rule would hold them in registers). For the latency probe
+// and the tests.
 PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
   return swap_mode(args, "_set_norm_param_stage",
                    "0 (read late), 1 (early: the rule) or 2 (prefetched only)",
@@ -213,8 +215,8 @@ PyMethodDef methods[] = {
      "the rule (1) or peeled (2)"},
     {"_set_norm_param_stage", set_norm_param_stage, METH_VARARGS,
      "_set_norm_param_stage(mode) -> previous: the vectorized norm kernel's weight and bias at "
-     "small grids read after the reductions (0), early (1, the default: staged or prefetched) "
-     "or prefetched towards L2 (2)"},
+     "small grids read after the reductions (0), early (1, the default: in registers, staged or "
+     "prefetched) or prefetched towards L2 (2; read late where 1 would hold them in registers)"},
     {"_wgmma_tiles", wgmma_tiles, METH_NOARGS,
      "_wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built for"},
     {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,

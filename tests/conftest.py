@@ -65,8 +65,9 @@ def norm_peel(request):
 @pytest.fixture(params=[1, 0, 2], ids=["params-early", "params-read-late", "params-prefetched"])
 def norm_param_stage(request):
     """The vectorized norm kernel with its parameters fetched early where the launcher's
-    rule allows it (the default: staged in shared memory, or prefetched towards L2), read
-    from global memory after the reductions, and prefetched towards L2 without staging.
+    rule allows it (the default: into registers with the row, staged in shared memory, or
+    prefetched towards L2), read from global memory after the reductions, and prefetched
+    towards L2 without staging (read late where the default holds them in registers).
     The switch is process-wide: restored after."""
     from torch_memopt.testing.switches import norm_switches
 

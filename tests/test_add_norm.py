@@ -150,3 +150,34 @@ def test_widths_off_the_16_byte_pack_stay_fused(op, dtype, norm_peel):
         if fused_expected and (len(names) != 1 or "norm_vectorized_kernel" not in names[0]):
             failures.append(f"{rows}x{n}: ran {names}, not the fused kernel alone")
     assert not failures, f"{op} {dtype}:\n" + "\n".join(failures)
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("op", OPS)
+def test_parameters_early_match_the_ones_read_late(op):
+    """The fused add with its parameters loaded into registers with the row (the early
+    instance, small grids), prefetched, or read after the reductions: the same bits in both
+    outputs, peeled and aligned rows, parameters off 16 bytes, fp32 parameters, grids of
+    one and of a few hundred rows; and the float64 reference."""
+    from torch_memopt.testing.switches import EARLY, LATE, PREFETCH, PEELED, norm_switches
+
+    cases = [(torch.bfloat16, torch.bfloat16, 1, 4096, 0), (torch.bfloat16, torch.float32, 300, 4096, 0),
+             (torch.float16, torch.float16, 5, 2050, 1), (torch.float32, torch.float32, 64, 3072, 0),
+             (torch.bfloat16, torch.bfloat16, 40, 8192, 0)]
+    for dtype, pdtype, rows, n, offset in cases:
+        label = f"{op} {dtype} x {pdtype} {rows}x{n} params +{offset}"
+        x = randn(rows, n, device="cuda", dtype=dtype) + 2
+        r = randn(rows, n, device="cuda", dtype=dtype)
+        weight = randn(n + offset, device="cuda", dtype=pdtype)[offset:]
+        bias = randn(n + offset, device="cuda", dtype=pdtype)[offset:] if op == "add_layer_norm" else None
+        outputs = {}
+        for mode in (LATE, EARLY, PREFETCH):
+            with norm_switches(param_stage=mode, peel=PEELED):
+                outputs[mode] = call(op, x, r, [n], weight, bias, 1e-5)
+        for mode in (EARLY, PREFETCH):
+            assert torch.equal(outputs[mode][0], outputs[LATE][0]), f"{label}: mode {mode} differs"
+            assert torch.equal(outputs[mode][1], outputs[LATE][1]), f"{label}: sum, mode {mode}"
+        ref_out, ref_s = reference(op, x, r, [n], weight, bias, 1e-5)
+        assert torch.equal(outputs[EARLY][1], ref_s), label
+        assert rel_error(outputs[EARLY][0], ref_out) < TOLERANCE[dtype], label

@@ -64,26 +64,24 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
     assert not failures, "\n".join(failures)
 
 
-# The launcher's staging rule (norm_vectorized_launch.cuh): a grid of half a wave at most (66
-# blocks on the H200) takes the early instance, which stages the parameters, within 32 KB a
-# block, when they start 16-byte aligned and the part staged is whole 16-byte chunks, and
-# prefetches them towards L2 otherwise. 60 and 1 rows of 8192 / 4096 bf16 stage (a block a
-# row; layer_norm's weight and bias at 8192 fill the 32 KB), 100 and 4100 rows do not; 768
-# columns run 4 rows a block: 264 rows are 66 blocks (staged), 265 and 5003 one more and many
-# more (a last block part full); 131 fp16 rows of 2048, 2 a block, are 66; layer_norm's fp32
-# rows of 8192 (64 KB) are prefetched. Narrow packs stage too where the part the registers
-# keep is whole chunks: layer_norm's 4100 (8-byte packs: 4096 of 4100 kept), fp32 parameters
-# of bf16 rows, with the peel off (narrow) 2050 (4-byte); 4097 (2-byte, a whole row that ends
-# mid-chunk) is prefetched, as are the peeled rows (rms_norm's 4100, 2050; 772 with heads
-# differing row to row).
-# Parameters off 16 bytes (param_offset) are prefetched (the prefetch's first line starts
-# mid-line).
+# The launcher's rule for the early instance (norm_vectorized_launch.cuh's param_stage). Up to
+# 256 threads a row (8192 16-bit columns, 4096 fp32) it loads the parameters into registers
+# with the row, at any alignment, pack width or peel, for grids of one wave of that instance
+# (its blocks an SM by its registers: 1-4 on the H200): 1, 60 and 100 rows of 8192 / 4096
+# bf16 (a block a row), 300 of 4096; 264 and 265 rows of 768 (4 rows a block: 66 and 67
+# blocks); the narrow packs (4100, 2050 with the peel off, 4097 in 2-byte packs), the peeled
+# rows (4100, 2050, 772 with heads differing row to row) and parameters off 16 bytes
+# (param_offset) alike. 4100 rows of 8192, 5003 of 768 are past the wave (read late). Wider
+# rows (fp32 8192: 512 threads) stage within half a wave (66 blocks), within 32 KB a block,
+# where the parameters start 16-byte aligned and the part staged is whole 16-byte chunks,
+# and prefetch towards L2 otherwise (layer_norm's fp32 8192: 64 KB).
 # (dtype, param dtype, rows, N, param_offset, peel mode: 1 the rule, 0 narrow packs,
 # 2 peeled)
 STAGE_CASES = [
     (torch.bfloat16, torch.bfloat16, 60, 8192, 0, 1),
     (torch.bfloat16, torch.bfloat16, 1, 4096, 0, 1),
     (torch.bfloat16, torch.bfloat16, 100, 8192, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 300, 4096, 0, 1),
     (torch.bfloat16, torch.bfloat16, 4100, 8192, 0, 1),
     (torch.bfloat16, torch.bfloat16, 264, 768, 0, 1),
     (torch.bfloat16, torch.bfloat16, 265, 768, 0, 1),
@@ -98,7 +96,7 @@ STAGE_CASES = [
     (torch.float16, torch.float16, 7, 4097, 0, 0),
     (torch.bfloat16, torch.bfloat16, 2, 4096, 1, 1),
     (torch.float32, torch.float32, 5, 4100, 1, 1),
-    # peeled rows forced: prefetched at small grids (their staged part would end mid-chunk)
+    # peeled rows forced
     (torch.bfloat16, torch.bfloat16, 1, 2050, 0, 2),
     (torch.float16, torch.float32, 3, 4100, 3, 2),
     (torch.bfloat16, torch.bfloat16, 200, 2050, 0, 2),
@@ -108,10 +106,10 @@ STAGE_CASES = [
 @requires_cuda
 @pytest.mark.cuda
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
-def test_staged_parameters_match_the_ones_read_late(op):
-    """Fetched early (staged, or prefetched where the kernel cannot stage), prefetched
-    everywhere or read after the reductions, the parameters give the same bits, at row
-    counts on both sides of the staging rule, every pack width, peeled rows and parameters
+def test_early_parameters_match_the_ones_read_late(op):
+    """Fetched early (into registers, staged, or prefetched where the kernel cannot stage),
+    prefetched or read after the reductions, the parameters give the same bits, at row
+    counts on both sides of the early rules, every pack width, peeled rows and parameters
     off 16 bytes, and match float64."""
     from torch_memopt.testing.switches import EARLY, LATE, PREFETCH, norm_switches
 

@@ -9,10 +9,13 @@
 
 namespace memopt {
 
+// Devices whose facts are cached, per process (a slot each).
+constexpr int kMaxDevices = 64;
+
 // Multiprocessors of the current device (132 on an H200). Threads that race
 // on the first call store the same value.
 inline int sm_count() {
-  constexpr int kMaxDevices = 64, kFallback = 132;
+  constexpr int kFallback = 132;
   static std::atomic<int> counts[kMaxDevices];
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return kFallback;
@@ -26,6 +29,28 @@ inline int sm_count() {
   return n;
 }
 
+// Blocks of `kernel`, `threads` a block and no dynamic shared memory, that
+// one SM of the current device holds at once (the occupancy calculator: its
+// registers, shared memory and launch bounds), asked once per device: `cache`
+// is the caller's slot array for this kernel (0: not asked yet). 1 where the
+// driver cannot say.
+template <typename Kernel>
+inline int resident_blocks_per_sm(Kernel kernel, int threads,
+                                  std::atomic<int> (&cache)[kMaxDevices]) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return 1;
+  int n = cache[device].load(std::memory_order_relaxed);
+  if (n == 0) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess ||
+        n < 1) {
+      (void)cudaGetLastError();  // no error left behind for the next launch's check
+      n = 1;
+    }
+    cache[device].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
 // Raises `kernel`'s dynamic shared-memory limit to `bytes` on the current
 // device, once per device (the attribute is per device; the call costs a
 // driver round trip that a 10 us decode-shape launch should not pay every
@@ -33,7 +58,7 @@ inline int sm_count() {
 template <typename Kernel>
 inline void opt_in_shared_memory(Kernel kernel, int bytes, std::atomic<unsigned long long>& seen) {
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) device = 0;
   const unsigned long long bit = 1ull << device;
   if (seen.load(std::memory_order_relaxed) & bit) return;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) ==

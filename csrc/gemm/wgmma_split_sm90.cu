@@ -59,7 +59,6 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
 // block and shared memory, so one answers for all.
 int cluster_fits(int splits) {
   using namespace wgmma;
-  constexpr int kMaxDevices = 64;
   static std::atomic<int> cache[kMaxDevices][kMaxSplits + 1];
   int device = 0;
   if (splits < 1 || splits > kMaxSplits || cudaGetDevice(&device) != cudaSuccess || device < 0 ||

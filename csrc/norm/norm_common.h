@@ -42,10 +42,12 @@ void set_norm_peel(NormPeel mode);
 
 // How the vectorized kernel fetches the parameters at small grids
 // (norm_vectorized_launch.cuh's param_stage says which grids): kLate reads
-// them from global memory after the reductions; kEarly, the default, stages
+// them from global memory after the reductions; kEarly, the default, loads
+// them into registers with the row (up to 256 threads a row), else stages
 // them in shared memory where the kernel can and prefetches them towards L2
-// where it cannot; kPrefetch prefetches everywhere, staging nothing. For the
-// latency probe and the tests (torch_memopt._C._set_norm_param_stage).
+// where it cannot; kPrefetch prefetches past 256 threads a row, staging
+// nothing, and reads late up to it. For the latency probe and the tests
+// (torch_memopt._C._set_norm_param_stage).
 enum class NormParamFetch : int { kLate = 0, kEarly = 1, kPrefetch = 2 };
 NormParamFetch norm_param_stage();
 void set_norm_param_stage(NormParamFetch mode);

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -64,8 +65,11 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
          same_rows(sum) && p.row_length / (16 / elem) < (int64_t{1} << 30);
 }
 
-// The kernel's parameter staging (kernels/v04_vectorized.cuh, its kEarly
-// instances): the elements of weight and bias a block copies into shared
+// How the kernel's early instances (kernels/v04_vectorized.cuh, kEarly) fetch
+// weight and bias. Up to 256 threads a row (kNormParamsInRegisters) they load
+// the packs the registers keep into registers with the row, for grids of one
+// wave of that instance (param_stage says why). Wider, they stage: the
+// elements of weight and bias a block copies into shared
 // memory, the part of a row its registers keep (not the peeled rows), where
 // that is whole 16-byte chunks and fits in
 // kNormMaxParamStageBytes (kernels/v04_vectorized.cuh), both start 16-byte
@@ -90,9 +94,9 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // parameter's row towards L2 instead (prefetch_elems, up to
 // kNormMaxParamPrefetchBytes), so that the late read is an L2 hit.
 // _C._set_norm_param_stage(0) turns both off, (2) prefetches everywhere.
-// {} (neither): the launcher takes the instance without either (kEarly false).
+// {} (none): the launcher takes the instance without any (kEarly false).
 struct ParamStage {
-  int elems = 0;           // a parameter's elements staged (the kernel's stage_elems)
+  int elems = 0;           // a parameter's elements staged or held in registers (stage_elems)
   size_t bytes = 0;        // the dynamic shared memory they take, weight and bias
   int prefetch_elems = 0;  // a parameter's elements prefetched towards L2 instead
 };
@@ -101,12 +105,28 @@ struct ParamStage {
 // latency-bound at its late read.
 constexpr int64_t kNormMaxParamPrefetchBytes = 128 * 1024;
 
+// `register_wave`: the blocks the early instance runs at once on the device,
+// where it loads the parameters into registers (kNormParamsInRegisters).
 template <typename scalar_t, typename param_t, int kThreads, int kVecs, int kPackBytes, bool kPeel>
-ParamStage param_stage(const NormRows& p, int64_t blocks) {
+ParamStage param_stage(const NormRows& p, int64_t blocks, int64_t register_wave) {
   const int64_t params = (p.weight.defined() ? 1 : 0) + (p.bias.defined() ? 1 : 0);
   const NormParamFetch fetch = norm_param_stage();
-  if (params == 0 || fetch == NormParamFetch::kLate || 2 * blocks > sm_count()) return {};
+  if (params == 0 || fetch == NormParamFetch::kLate) return {};
   constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
+  if constexpr (kNormParamsInRegisters<kThreads, 1, true>) {
+    // Into registers (kernels/v04_vectorized.cuh): any alignment, any width,
+    // peeled rows too; `elems` only says so, no shared memory. Up to one
+    // wave of the instance, not half: no block copies anything again, and
+    // within one wave each block's late read of the parameters (an L2 hit
+    // after the first block's) is on its own critical path. Measured before:
+    // bf16 rms_norm 512 x 4096 read late 8.16 us, no weight 7.10
+    // (norm_latency_probe_packs_w4096_h200.json). They never prefetch
+    // (kPrefetch: read late).
+    if (fetch != NormParamFetch::kEarly || blocks > register_wave) return {};
+    return {static_cast<int>(std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec)),
+            0, 0};
+  }
+  if (2 * blocks > sm_count()) return {};
   if constexpr (kNormStagesParams<param_t, kThreads, kVecs, kVec, 1, kPeel>) {
     const auto aligned = [](const at::Tensor& t) {
       return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
@@ -136,8 +156,16 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
   constexpr int kBlock = kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads;
   constexpr int64_t kRowsPerBlock = kBlock / kThreads;
   const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
+  const auto early_kernel = norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1,
+                                                   kVecs, kPackBytes, kPeel, true>;
+  int64_t register_wave = 0;
+  if constexpr (kNormParamsInRegisters<kThreads, 1, true>) {
+    static std::atomic<int> early_blocks_per_sm[kMaxDevices];
+    register_wave = int64_t{sm_count()} *
+                    resident_blocks_per_sm(early_kernel, kBlock, early_blocks_per_sm);
+  }
   const ParamStage stage =
-      param_stage<scalar_t, param_t, kThreads, kVecs, kPackBytes, kPeel>(p, blocks);
+      param_stage<scalar_t, param_t, kThreads, kVecs, kPackBytes, kPeel>(p, blocks, register_wave);
   const auto launch = [&](auto kernel) {
     kernel<<<blocks, kBlock, stage.bytes, stream>>>(
         p.input.const_data_ptr<scalar_t>(),
@@ -148,8 +176,7 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
         kAdd ? sum.mutable_data_ptr<scalar_t>() : nullptr, stage.elems, stage.prefetch_elems);
   };
   if (stage.elems > 0 || stage.prefetch_elems > 0) {
-    launch(norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes,
-                                  kPeel, true>);
+    launch(early_kernel);
   } else {
     launch(norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1, kVecs, kPackBytes,
                                   kPeel, false>);

@@ -3,8 +3,9 @@ after, for the tests, the sanitizer script and the tuning probes:
 
 - ``param_stage``: ``_C._set_norm_param_stage``, how the vectorized norm kernel fetches
   weight and bias at small grids: ``LATE`` (or False) after the reductions, ``EARLY`` (or
-  True, the default) staged in shared memory or prefetched towards L2 where it cannot
-  stage, ``PREFETCH`` prefetched only;
+  True, the default) into registers with the row (up to 256 threads a row), else staged in
+  shared memory or prefetched towards L2 where it cannot stage, ``PREFETCH`` prefetched
+  only (read late where ``EARLY`` would hold them in registers);
 - ``peel``: ``_C._set_norm_peel``, which kernel rows off the 16-byte pack take: 0 the
   widest narrow pack that fits, 1 the rule (the default), 2 the peeled kernel.
 

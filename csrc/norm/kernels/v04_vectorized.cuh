@@ -75,13 +75,30 @@ constexpr int kNormVecMinBlock = 128;     // threads a block at least (several n
 // The most parameter bytes (weight and bias) a block stages in shared memory:
 // no opt-in past the default 48 KB a block (norm_vectorized_launch.cuh).
 constexpr int kNormMaxParamStageBytes = 32 * 1024;
+// Whether an early-parameter instance (kEarly) loads the parameters' packs of
+// its cached row packs into registers right after the row's own loads, both
+// in flight at once, as Triton's norms (Liger, torch.compile) load weight and
+// row together: no shared memory, no cp.async wait or barrier before the
+// stores, and no copy to repeat in each block (staging's cost past one wave).
+// The early instances are uncapped (1 block an SM at least), so the registers
+// this takes fit up to 256 threads a row (255 a thread); at 512 and 1024 the
+// cap is 128 and 64, and those stage instead. Measured before it (H200, bf16
+// rms_norm 1 x 4096, kernel timer): staged 5.41 us, no weight 4.90, Liger
+// 4.16 (benchmarks/results/tune/norm_latency_probe_packs_w4096_h200.json).
+constexpr int kNormMaxRegisterParamThreads = 256;
+template <int kThreads, int kCluster, bool kEarly>
+inline constexpr bool kNormParamsInRegisters =
+    kEarly && kCluster == 1 && kThreads <= kNormMaxRegisterParamThreads;
 // Whether an early-parameter instance (kEarly) can stage its parameters in
 // shared memory (the kernel's comment at its copies says why the peeled and
 // the wide ones do not); the launcher asks the same, so it stages nothing for
 // an instance without it and prefetches towards L2 instead.
+// Since the early instances of up to kNormMaxRegisterParamThreads threads a
+// row load the parameters into registers instead (kNormParamsInRegisters),
+// only the wider ones stage.
 template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster, bool kPeel>
 inline constexpr bool kNormStagesParams =
-    kCluster == 1 && !kPeel &&
+    kCluster == 1 && !kPeel && kThreads > kNormMaxRegisterParamThreads &&
     (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
         kNormMaxParamStageBytes;
 // Blocks an SM must hold: 64 registers a thread at most. Left to itself
@@ -131,9 +148,11 @@ __device__ __forceinline__ float cluster_total(float cta_total, float* slot) {
   return total;
 }
 
-// kEarly: the instance for grids of half a wave at most, which fetches the
-// parameters early (staged or prefetched; see at the copies) and is not held
-// to the 64-register cap (its grid is not occupancy-bound). The instances for
+// kEarly: the instance for small grids (one wave of it where it holds the
+// parameters in registers, half a wave where it stages or prefetches them;
+// see at weight_regs and at the copies), which fetches the parameters early
+// and is not held to the 64-register cap (its grid is not occupancy-bound).
+// The instances for
 // larger grids are compiled without any of it: the staging code compiled into
 // every kernel cost the 16-bit layer_norm kernels 24-32 bytes of spills under
 // the cap, and 9-14% at 4096-16384 rows of 4096 (H200, layer_norm 16384 x 4096
@@ -240,9 +259,11 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // rms_norm's 6.7 at 1-512 rows of 4096 bf16, where Triton's kernels run
   // 4.2-5.3 (benchmarks/tune/norm_latency_probe.py, H200); staged, 5.4 at one
   // row. The block's rows share one copy; no registers are held for it
-  // meanwhile. Only the kEarly instances, which the launcher takes for grids
-  // of half a wave at most (param_stage in norm_vectorized_launch.cuh says
-  // why); _C._set_norm_param_stage(0) turns them off (norm_common.h).
+  // meanwhile. Only the kEarly instances of more than 256 threads a row (the
+  // narrower ones hold the parameters in registers: weight_regs below), which
+  // the launcher takes for grids of half a wave at most (param_stage in
+  // norm_vectorized_launch.cuh says why); _C._set_norm_param_stage(0) turns
+  // them off (norm_common.h).
   // Staged from element 0 (weight and bias 16-byte aligned, whole 16-byte
   // chunks: common/cp_async.cuh), bias from the next 16-byte boundary, at any
   // pack width. Not the peeled rows: their part ends mid-chunk (a width off
@@ -251,6 +272,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // bf16 rms_norm against 7.17 prefetched (H200), a lead for a part-chunk
   // copied another way. Nor an instance whose narrowest row (past half its
   // threads' packs) holds more parameter bytes than a block stages.
+  constexpr bool kRegParams = kNormParamsInRegisters<kThreads, kCluster, kEarly>;
   constexpr bool kCanStage =
       kEarly && kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster, kPeel>;
   extern __shared__ __align__(16) unsigned char param_stage[];
@@ -271,7 +293,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // Measured (H200, bf16 rms_norm, the latency probe, read late ->
   // prefetched): 1 x 2050 peeled 7.71 -> 6.98 us, 1 x 4100 7.46 -> 6.72; at 1
   // x 4096 it gives 6.14 where staging gives 5.41.
-  if constexpr (kEarly) {
+  if constexpr (kEarly && !kRegParams) {
     if (prefetch_elems > 0) {
       const int64_t bytes = static_cast<int64_t>(prefetch_elems) * sizeof(param_t);
       if (weight != nullptr) prefetch_bytes_to_l2(weight, bytes, threadIdx.x, kBlock);
@@ -297,6 +319,51 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(c.v[j]);
   };
+  // Pack pk of a parameter from q = weight + head or bias + head on (kPeel:
+  // aligned to what that leaves, the same for every thread of the row).
+  const auto param_pack = [](const param_t* q, int pk) {
+    // (q + pk packs is as far off 16 bytes as q: a pack is 16 or 32 bytes)
+    if constexpr (kPeel) {
+      return load_pack_aligned_to<PPack>(q + pk * kVec,
+                                         static_cast<int>(reinterpret_cast<uintptr_t>(q) % 16));
+    }
+    return reinterpret_cast<const PPack*>(q)[pk];
+  };
+  // kNormParamsInRegisters: the parameters of the packs the registers keep,
+  // and of the peeled row's edges, loaded into registers just before the
+  // row's own loads (the fill below), so that both are in flight at once,
+  // and used at the stores (write_cached_from_registers). Issued after the
+  // fill, behind a branch, they waited for the row: ptxas put the row's
+  // conversions (which wait for its loads) before the branch. The launcher
+  // takes these instances only to do this (never to prefetch), so nothing
+  // here asks stage_elems. RMSNorm has no bias. Only in the early instances:
+  // shared with the late path (the parameter pointers, the pack loads,
+  // write), the late 16-bit layer_norm kernels took 8-20 bytes of spills at
+  // the 64-register cap (ptxas, sm_90a).
+  constexpr int kRegPacks = kRegParams ? kNormVecs : 1;
+  PPack weight_regs[kRegPacks], bias_regs[kRegPacks];
+  float edge_weight[2] = {1.f, 1.f}, edge_bias[2] = {0.f, 0.f};
+  if constexpr (kRegParams) {
+#pragma unroll
+    for (int k = 0; k < kNormVecs; ++k) {
+      const int pk = first + t + k * kThreads;
+      if (pk < end) {
+        if (weight != nullptr) weight_regs[k] = param_pack(weight + head, pk);
+        if (!kRms && bias != nullptr) bias_regs[k] = param_pack(bias + head, pk);
+      }
+    }
+    if constexpr (kPeel) {  // the edges' elements: head's t, tail's past the packs
+      const int64_t tail_at = head + static_cast<int64_t>(row_packs) * kVec + t;
+      const bool has[2] = {t < head, t < tail};
+      const int64_t at[2] = {t, tail_at};
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        if (!has[i]) continue;
+        if (weight != nullptr) edge_weight[i] = static_cast<float>(weight[at[i]]);
+        if (!kRms && bias != nullptr) edge_bias[i] = static_cast<float>(bias[at[i]]);
+      }
+    }
+  }
   Cached cache[kNormVecs];
   float sum = 0.f;
   if constexpr (kAdd) {
@@ -419,21 +486,6 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     }
   }
 
-  // kPeel: the parameters' packs start `head` elements in, aligned to what
-  // that leaves (the same for every thread of the row). Staged, the launcher
-  // copies every pack the registers keep or none, so the cached packs take
-  // one branch or the other, the same for the whole block, each with its
-  // loads' address space known: keeping both pointer pairs live (a choice a
-  // pack) spilled 48-72 bytes in the fp32-parameter layer_norm kernels at the
-  // 64-register cap.
-  const auto param_pack = [&](const param_t* q, int pk) {
-    // (q + pk packs is as far off 16 bytes as q: a pack is 16 or 32 bytes)
-    if constexpr (kPeel) {
-      return load_pack_aligned_to<PPack>(q + pk * kVec,
-                                         static_cast<int>(reinterpret_cast<uintptr_t>(q) % 16));
-    }
-    return reinterpret_cast<const PPack*>(q)[pk];
-  };
   const auto write = [&](int pk, const float (&in)[kVec], const param_t* wr, const param_t* br) {
     PPack w{}, b{};
     if (wr != nullptr) w = param_pack(wr, pk);
@@ -461,7 +513,36 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   };
   const param_t* const wr = weight != nullptr ? weight + head : nullptr;
   const param_t* const br = bias != nullptr ? bias + head : nullptr;
-  if (kCanStage && stage_elems > 0) {
+  // The cached packs normalized with weight_regs and bias_regs: write's
+  // arithmetic, the same operations in the same order (the tests compare
+  // the bits with the late read's).
+  const auto write_cached_from_registers = [&]() {
+    if constexpr (kRegParams) {
+#pragma unroll
+      for (int k = 0; k < kNormVecs; ++k) {
+        const int pk = first + t + k * kThreads;
+        if (pk >= end) continue;
+        float in[kVec];
+        cached_to_float(cache[k], in);
+        XPack out;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          out.v[j] = static_cast<scalar_t>(normalize_by(
+              in[j], mean, inv_std, weight != nullptr, static_cast<float>(weight_regs[k].v[j]),
+              !kRms && bias != nullptr, static_cast<float>(bias_regs[k].v[j])));
+        }
+        yr[pk] = out;
+      }
+    }
+  };
+  // Staged, the launcher copies every pack the registers keep or none, so the
+  // cached packs take one branch or the other, the same for the whole block,
+  // each with its loads' address space known: keeping both pointer pairs live
+  // (a choice a pack) spilled 48-72 bytes in the fp32-parameter layer_norm
+  // kernels at the 64-register cap.
+  if (kRegParams) {
+    write_cached_from_registers();
+  } else if (kCanStage && stage_elems > 0) {
     write_cached(weight != nullptr ? weight_stage : nullptr, bias != nullptr ? bias_stage : nullptr);
   } else {
     write_cached(wr, br);
@@ -476,8 +557,12 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     for (int i = 0; i < 2; ++i) {
       if (has_edge(i)) {
         const int64_t e = edge_index(i);
-        y[row * row_length + e] =
-            static_cast<scalar_t>(normalize(edge[i], mean, inv_std, weight, bias, e));
+        const float v = kRegParams
+                            ? normalize_by(edge[i], mean, inv_std, weight != nullptr,
+                                           edge_weight[i], !kRms && bias != nullptr,
+                                           edge_bias[i])
+                            : normalize(edge[i], mean, inv_std, weight, bias, e);
+        y[row * row_length + e] = static_cast<scalar_t>(v);
       }
     }
   }

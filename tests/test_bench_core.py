@@ -64,6 +64,23 @@ def test_kernel_timer_leaves_a_slow_launcher_out_of_the_kernel_time():
     assert "host ahead by" in slow.method
 
 
+def test_kernel_timer_names_its_flushes():
+    with pytest.raises(ValueError, match="flush must be one of"):
+        timing.KernelTimer(CPU, flush="cold")
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_kernel_timer_without_a_flush_finds_the_inputs_in_l2():
+    """A 32 MiB read fits the H200's L2: unflushed it must not be slower than flushed,
+    and each says which it was."""
+    x = torch.randn(8 * 2**20, device="cuda")
+    flushed = timing.KernelTimer(torch.device("cuda"), rep_ms=20.0).time(x.sum)
+    warm = timing.KernelTimer(torch.device("cuda"), rep_ms=20.0, flush="none").time(x.sum)
+    assert "L2 not flushed" in warm.method and "L2 flushed" in flushed.method
+    assert warm.median_us <= flushed.median_us * 1.05, (warm.median_us, flushed.median_us)
+
+
 def test_interleaved_latency_rotates_the_order_and_times_every_call():
     order = []
     calls_ = {name: (lambda name=name: order.append(name)) for name in "abc"}

@@ -15,10 +15,14 @@ the harness's timer. Timed in one process on the same inputs, L2 flushed:
   ours with the peel off (``narrow packs``: the 4- or 8-byte pack kernel, which stages);
 - Liger's and torch.compile's rms_norm, which load weight and row together.
 
+``--flush none``: the same without the L2 flush; against the flushed run, how much of a
+call's time is its code and data coming back from HBM (ours against the peers').
+
 ``--ncu``: no timing, each call a few times, for ``ncu --metrics gpu__time_duration.sum``
 (the kernel's own duration, launch path excluded).
 
-    python benchmarks/tune/norm_latency_probe.py [--width 4096] [--out probe.json] [--ncu]
+    python benchmarks/tune/norm_latency_probe.py [--width 4096] [--flush write|read|none]
+        [--out probe.json] [--ncu]
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ import torch.nn.functional as F
 import torch_memopt
 from torch_memopt.bench import calls, peers, results
 from torch_memopt.bench.environment import describe
-from torch_memopt.bench.timing import kernel_ms
+from torch_memopt.bench.timing import FLUSHES, kernel_ms
 from torch_memopt.testing.switches import EARLY, LATE, NARROW_PACKS, PREFETCH, norm_switches
 
 ROWS = (1, 8, 64, 512, 4096)
@@ -83,6 +87,9 @@ def main() -> None:
     parser.add_argument("--ncu", action="store_true", help="run each call 3 times, untimed")
     parser.add_argument("--peers", nargs="*", default=["liger", "compile"],
                         help="peers to time beside ours (default: liger compile)")
+    parser.add_argument("--flush", choices=FLUSHES, default="write",
+                        help="the kernel timer's L2 flush before each call (default write; "
+                             "none: code and inputs stay where the last call left them)")
     args = parser.parse_args()
     records = []
     for rows in ROWS:
@@ -93,8 +100,8 @@ def main() -> None:
                     call()
             torch.cuda.synchronize()
             continue
-        us = {name: kernel_ms(call) * 1e3 for name, call in calls.items()}
-        records.append({"rows": rows, "N": args.width, "us": us})
+        us = {name: kernel_ms(call, flush=args.flush) * 1e3 for name, call in calls.items()}
+        records.append({"rows": rows, "N": args.width, "flush": args.flush, "us": us})
         print(f"{rows:>5} x {args.width}: " + "  ".join(f"{k} {v:.2f}" for k, v in us.items()), flush=True)
     if args.out and records:
         results.write(Path(args.out), results.json_safe({"meta": describe(torch.device("cuda")),

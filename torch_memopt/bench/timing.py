@@ -118,7 +118,7 @@ def host_pad_us(call: Call) -> float:
     return min(2e3 * min(enqueue_ms), MAX_PAD_US)
 
 
-FLUSHES = ("write", "read")
+FLUSHES = ("write", "read", "none")
 
 
 class KernelTimer:
@@ -127,16 +127,20 @@ class KernelTimer:
     ``flush``: how the L2 is emptied before each call. ``"write"`` zeroes the buffer,
     as ``triton.testing.do_bench`` does: the L2 is then full of dirty lines, and the
     timed call pays for writing them back as its own reads evict them. ``"read"`` sums
-    the buffer instead: the L2 is as cold for the call's inputs, but clean.
+    the buffer instead: the L2 is as cold for the call's inputs, but clean. ``"none"``
+    leaves it: the call finds its inputs, and its code, where its last call left them
+    (a probe's contrast, not a benchmark figure). ``before``: GPU work queued after each
+    flush and before the pad, untimed (a probe's eviction of the SMs' instruction caches).
     """
 
     def __init__(self, device: torch.device, rep_ms: float = DEFAULT_REP_MS,
-                 flush: str = "write"):
+                 flush: str = "write", before: Call | None = None):
         if flush not in FLUSHES:
             raise ValueError(f"KernelTimer: flush must be one of {FLUSHES}, got {flush!r}")
         self.device = torch.device(device)
         self.rep_ms = rep_ms
         self.flush = flush
+        self.before = before
         self.on_cuda = self.device.type == "cuda"
         self._flush = None
 
@@ -149,7 +153,7 @@ class KernelTimer:
         if not self.on_cuda:
             return self._time_host(call)
         flush = self._flush_buffer()
-        empty_l2 = flush.zero_ if self.flush == "write" else flush.sum
+        empty_l2 = {"write": flush.zero_, "read": flush.sum, "none": lambda: None}[self.flush]
         torch.cuda.synchronize(self.device)
         empty_l2()
         estimate = event_ms(call)
@@ -161,13 +165,18 @@ class KernelTimer:
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         for start, end in zip(starts, ends):
             empty_l2()
+            if self.before is not None:
+                self.before()
             _spin(pad_us)
             start.record()
             call()
             end.record()
         torch.cuda.synchronize(self.device)
         samples = tuple(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
-        how = "L2 flushed" if self.flush == "write" else "L2 flushed by a read (left clean)"
+        how = {"write": "L2 flushed", "read": "L2 flushed by a read (left clean)",
+               "none": "L2 not flushed"}[self.flush]
+        if self.before is not None:
+            how += ", then the timer's `before` work"
         return Timing(samples, f"CUDA events, {how}, host ahead by {pad_us:.0f} us, {reps} reps")
 
     def _time_host(self, call: Call) -> Timing:

@@ -123,3 +123,21 @@ def test_unified_memory_modes_return_times(probe_ops):
     for mode in range(3):
         total, kernel = probe_ops.unified_memory(16 * 2**20, mode).tolist()
         assert total > 0 and kernel > 0 and kernel <= total * 1.5, (mode, total, kernel)
+
+
+def test_code_fetch_runs_every_shape_and_only_its_run(probe_ops):
+    """Each code shape adds 1.0 to its 4 chains once an instruction executed, never in the
+    gaps it jumps over: thread t writes t + 6 + segments x run, exactly (small integers in
+    fp32). The evictor runs too, and a shape out of range is a clear error."""
+    out = torch.full((128,), float("nan"), device="cuda")
+    t = torch.arange(128, device="cuda", dtype=torch.float32)
+    for shape, (segments, run, gap) in enumerate(probe_ops.code_fetch_shapes().tolist()):
+        out.fill_(float("nan"))
+        probe_ops.code_fetch(shape, out)
+        assert torch.equal(out, t + 6 + segments * run), (shape, segments, run, gap)
+    sink = torch.empty(4 * torch.cuda.get_device_properties(0).multi_processor_count * 128,
+                       device="cuda")
+    probe_ops.code_fetch_evict(sink)
+    assert torch.equal(sink[:128], t + 6 + 8192)
+    with pytest.raises(RuntimeError, match="expected shape in"):
+        probe_ops.code_fetch(99, out)

@@ -75,4 +75,12 @@ TORCH_LIBRARY(memopt_probe, m) {
   // float64 [2]: (ms from the start of migration/copy to the kernel's end, ms
   // of the kernel alone), timed with CUDA events inside the op; memory freed.
   m.def("unified_memory(int bytes, int mode) -> Tensor");
+  // 9. Instruction fetch: code_fetch runs one block of the kernel of code
+  // shape `shape` (code_fetch_shapes: int64 [shapes, 3], each shape's
+  // segments, instructions executed a segment, and instructions jumped over
+  // after each), writing 128 floats to out. code_fetch_evict runs 128 KB of
+  // other code on every SM (out: at least 512 floats an SM).
+  m.def("code_fetch(int shape, Tensor(a!) out) -> ()");
+  m.def("code_fetch_evict(Tensor(a!) out) -> ()");
+  m.def("code_fetch_shapes() -> Tensor");
 }

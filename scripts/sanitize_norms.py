@@ -15,9 +15,9 @@ length in turn at 2049; 4100 in fp32 is 1025 packs, a few past 256 threads' shar
 differ for it (8-pack threads, the re-read paths, the clusters); a contiguous
 input and a row-strided view of a wider tensor at each. The norms run first with their
 parameters read late (`_C._set_norm_param_stage(0)`), then by default (early: small grids
-take the kernels that stage their parameters in shared memory by cp.async, racecheck
-seeing the copies' barrier, or prefetch them towards L2) at the widths the early fetch
-reaches. The caching allocator is off
+take the kernels that load their parameters into registers with the row, up to 256 threads
+a row, or past that stage them in shared memory by cp.async, racecheck seeing the copies'
+barrier, or prefetch them towards L2) at the widths the early fetch reaches. The caching allocator is off
 (PYTORCH_NO_CUDA_MEMORY_CACHING=1) so memcheck sees the end of every tensor.
 Exit 0 when all ran, 2 without a GPU.
 """
@@ -34,11 +34,11 @@ WIDTHS = {
     torch.bfloat16: (33, 197, 500, 1000, 2049, 2050, 4096, 4100, 12288, 30000, 65536, 200000),
     torch.float32: (2050, 4100, 12288, 30000, 65536, 200000),
 }
-# Widths the early fetch reaches: staged within 32 KB of parameters a block where the part
-# staged is whole 16-byte chunks, in 16-byte packs and narrow ones (layer_norm and the fused
-# adds at bf16 4100 and fp32 2050: 8-byte packs); prefetched towards L2 where it ends mid-chunk
-# (33; the peeled rows: 2049, every head length, 2050, rms_norm's 4100) or a block's
-# parameters pass 32 KB (fp32 12288: the 1024-thread instances). The early pass runs these
+# Widths the early fetch reaches: into registers up to 256 threads a row (bf16 to 8192, fp32 to
+# 4096: 16-byte packs, narrow ones, the peeled rows at every head length at 2049); past it
+# staged within 32 KB of parameters a block where the part staged is whole 16-byte chunks
+# (rms_norm's bf16 12288), prefetched towards L2 where a block's parameters pass 32 KB
+# (layer_norm's bf16 12288, fp32 12288: the 1024-thread instances). The early pass runs these
 # only, so racecheck stays within its cut.
 STAGED_WIDTHS = {torch.bfloat16: (33, 1000, 2049, 2050, 4096, 4100, 12288),
                  torch.float32: (2050, 4100, 12288)}

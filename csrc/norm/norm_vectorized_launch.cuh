@@ -93,7 +93,8 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // not 16-byte aligned, the same small grids ask the kernel to prefetch each
 // parameter's row towards L2 instead (prefetch_elems, up to
 // kNormMaxParamPrefetchBytes), so that the late read is an L2 hit.
-// _C._set_norm_param_stage(0) turns both off, (2) prefetches everywhere.
+// _C._set_norm_param_stage(0) turns all three off, (2) prefetches where the
+// rule would stage or prefetch and reads late where it would use registers.
 // {} (none): the launcher takes the instance without any (kEarly false).
 struct ParamStage {
   int elems = 0;           // a parameter's elements staged or held in registers (stage_elems)

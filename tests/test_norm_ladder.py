@@ -261,3 +261,26 @@ def test_auto_takes_the_narrow_packs_off_the_16_byte_pack(op, dtype):
             if not vectorized_ran(lambda: call(op, x, weight, bias, 1e-5, "auto")):
                 failures.append(f"{rows}x{n} {name}: auto did not take the vectorized kernel")
     assert not failures, "\n".join(failures)
+
+@requires_cuda
+@pytest.mark.cuda
+def test_small_grids_take_the_early_instance():
+    """The launcher's rule as the profiler sees it: one row and 200 rows of 4096 bf16 (128
+    threads a row; 200 blocks are past half a wave, within one wave of the early instance at
+    2+ blocks an SM) run the early instance (kEarly, the kernel's last template argument),
+    20000 rows the late one; without a weight, read late, or prefetched (which these
+    instances never do) the late one."""
+    from torch_memopt.testing.switches import EARLY, LATE, PREFETCH, norm_switches
+
+    def instance(rows, weight=True, mode=EARLY):
+        x = torch.randn(rows, 4096, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(4096, device="cuda", dtype=torch.bfloat16) if weight else None
+        with norm_switches(param_stage=mode):
+            (name,) = kernels_run(lambda: torch_memopt.rms_norm(x, [4096], w, 1e-6))
+        assert "norm_vectorized_kernel" in name, name
+        return name.split(">")[0].rsplit(",", 1)[-1].strip()
+
+    assert instance(1) == "true" and instance(200) == "true"
+    assert instance(20000) == "false"
+    assert instance(1, weight=False) == "false"
+    assert instance(1, mode=LATE) == "false" and instance(1, mode=PREFETCH) == "false"

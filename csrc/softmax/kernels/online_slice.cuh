@@ -52,8 +52,19 @@ __device__ __forceinline__ P pack_from_words(uint4 words) {
 //
 // kPackBytes < 16: packs of one element (sizeof(in_t)), for rows whose width
 // or pointers break the 16-byte pack (softmax_narrow.cu); held as floats.
+//
+// kWholeLoads: 16-bit packs read in one load of their size (pack_at). Read as
+// `xr[pk]` into a selected temporary or through a reference, each 16-byte
+// bf16 pack compiled to 8 two-byte loads (sm_90a SASS: 2816 over the online
+// kernels, 640 over the cluster ones). Whole, softmax_cuda.cu's online
+// kernels have none and their spills went 108 -> 4 bytes in all (kVecs 8:
+// 16-20 -> 0), but the 512-thread cluster kernels' went 0 -> 8-44 and the
+// peeled online kernels' 504 -> 944 over softmax_peeled.cu, so those keep the
+// plain read (false) until the H200 says which is faster there; through
+// pack_at's reference their ptxas output is as before (written as
+// `if constexpr` copies at each use, the online kernels spilled 114-126).
 template <typename in_t, typename out_t, int kVecs, int kStride, bool kRaw = false,
-          int kPackBytes = 16>
+          int kPackBytes = 16, bool kWholeLoads = true>
 struct OnlineSlice {
   static_assert(kPackBytes == 16 || kPackBytes == static_cast<int>(sizeof(in_t)),
                 "16-byte packs or single elements");
@@ -66,13 +77,24 @@ struct OnlineSlice {
   Cache cache;
   float m_local = -INFINITY;
 
+  // Pack pk of the row: for 16-bit rows where kWholeLoads, a copy read in one
+  // load of its size (common/pack.cuh's load_pack); else the row's own pack
+  // (a reference, so each use reads as `xr[pk]` did).
+  __device__ __forceinline__ static decltype(auto) pack_at(const InPack* xr, int64_t pk) {
+    if constexpr (kWholeLoads && sizeof(in_t) < 4) {
+      return load_pack(xr + pk);
+    } else {
+      return (xr[pk]);
+    }
+  }
+
   // This thread's (max, sum of e^(x - max)) over its packs.
   __device__ __forceinline__ void reduce(const InPack* xr, int64_t first, int64_t last, int t,
                                          float& m, float& s) {
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
       const int64_t pk = first + t + static_cast<int64_t>(k) * kStride;
-      const InPack v = pk < last ? xr[pk] : InPack{};
+      const InPack v = pk < last ? pack_at(xr, pk) : InPack{};
       if constexpr (kRaw) memcpy(&cache[k], &v, sizeof(v));
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
@@ -115,7 +137,7 @@ struct OnlineSlice {
       }
     }
     for (int64_t pk = first + static_cast<int64_t>(kVecs) * kStride + t; pk < last; pk += kStride) {
-      const InPack v = xr[pk];
+      const InPack v = pack_at(xr, pk);
       float pm = -INFINITY, ps = 0.f;
 #pragma unroll
       for (int j = 0; j < kVec; ++j) pm = nan_propagating_max(pm, static_cast<float>(v.v[j]));
@@ -169,7 +191,7 @@ struct OnlineSlice {
       }
       for (int64_t pk = first + static_cast<int64_t>(kVecs) * kStride + t; pk < last;
            pk += kStride) {
-        yr[pk] = scaled(xr[pk], exp);
+        yr[pk] = scaled(pack_at(xr, pk), exp);
       }
     });
   }

@@ -86,7 +86,10 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
   // The i-th of the row's head + tail single elements.
   const auto edge = [&](int64_t i) { return i < head ? i : head + packs * kVec + (i - head); };
 
-  OnlineSlice<in_t, out_t, kVecs, kThreads, kRaw, kPackBytes> slice;
+  // Whole-pack loads but in the peeled rows: with them their kernels' spills
+  // went 504 -> 944 bytes over softmax_peeled.cu (ptxas; OnlineSlice's
+  // kWholeLoads).
+  OnlineSlice<in_t, out_t, kVecs, kThreads, kRaw, kPackBytes, !kPeel> slice;
   float m, s;
   slice.reduce(xr, 0, packs, t, m, s);
   if constexpr (kPeel) {

@@ -64,7 +64,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
     const InPack* xr = reinterpret_cast<const InPack*>(x + row * in_stride);
     OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
 
-    OnlineSlice<in_t, out_t, kThreadPacks, kThreads, false, kPackBytes> slice;
+    // (plain reads: OnlineSlice's kWholeLoads says why)
+    OnlineSlice<in_t, out_t, kThreadPacks, kThreads, false, kPackBytes, false> slice;
     float m, s;
     slice.reduce(xr, first, last, t, m, s);
 

@@ -17,12 +17,14 @@ the harness's timer. Timed in one process on the same inputs, L2 flushed:
 
 ``--flush none``: the same without the L2 flush; against the flushed run, how much of a
 call's time is its code and data coming back from HBM (ours against the peers').
+``--evict-code``: after each flush, 128 KB of other code on every SM (probe 9's
+``code_fetch_evict``), so that each call's code comes from HBM too, not the SMs' caches.
 
 ``--ncu``: no timing, each call a few times, for ``ncu --metrics gpu__time_duration.sum``
 (the kernel's own duration, launch path excluded).
 
     python benchmarks/tune/norm_latency_probe.py [--width 4096] [--flush write|read|none]
-        [--out probe.json] [--ncu]
+        [--evict-code] [--out probe.json] [--ncu]
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ import torch.nn.functional as F
 import torch_memopt
 from torch_memopt.bench import calls, peers, results
 from torch_memopt.bench.environment import describe
-from torch_memopt.bench.timing import FLUSHES, kernel_ms
+from torch_memopt.bench.timing import FLUSHES, KernelTimer
 from torch_memopt.testing.switches import EARLY, LATE, NARROW_PACKS, PREFETCH, norm_switches
 
 ROWS = (1, 8, 64, 512, 4096)
@@ -87,10 +89,18 @@ def main() -> None:
     parser.add_argument("--ncu", action="store_true", help="run each call 3 times, untimed")
     parser.add_argument("--peers", nargs="*", default=["liger", "compile"],
                         help="peers to time beside ours (default: liger compile)")
+    parser.add_argument("--evict-code", action="store_true",
+                        help="also evict the SMs' instruction caches before each call")
     parser.add_argument("--flush", choices=FLUSHES, default="write",
                         help="the kernel timer's L2 flush before each call (default write; "
                              "none: code and inputs stay where the last call left them)")
     args = parser.parse_args()
+    before = None
+    if args.evict_code:
+        sink = torch.empty(4 * 128 * torch.cuda.get_device_properties(0).multi_processor_count,
+                           device="cuda")
+        before = lambda: torch.ops.memopt_probe.code_fetch_evict(sink)  # noqa: E731
+    timer = KernelTimer(torch.device("cuda"), flush=args.flush, before=before)
     records = []
     for rows in ROWS:
         calls = calls_for(rows, args.width, args.peers)
@@ -100,8 +110,9 @@ def main() -> None:
                     call()
             torch.cuda.synchronize()
             continue
-        us = {name: kernel_ms(call, flush=args.flush) * 1e3 for name, call in calls.items()}
-        records.append({"rows": rows, "N": args.width, "flush": args.flush, "us": us})
+        us = {name: timer.time(call).median_us for name, call in calls.items()}
+        records.append({"rows": rows, "N": args.width, "flush": args.flush,
+                        "code_evicted": args.evict_code, "us": us})
         print(f"{rows:>5} x {args.width}: " + "  ".join(f"{k} {v:.2f}" for k, v in us.items()), flush=True)
     if args.out and records:
         results.write(Path(args.out), results.json_safe({"meta": describe(torch.device("cuda")),

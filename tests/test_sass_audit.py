@@ -1,0 +1,77 @@
+"""The built kernels' machine code, read without a GPU (torch_memopt/testing/sass_audit.py):
+on CI too, wherever the extension was built with CUDA. Two properties the timings rest on,
+each lost once unseen between runs on the H200 (docs/perf-notes.md, 2026-12-04):
+
+- 16-bit rows read in 16-byte loads: the norm kernels' and softmax's online kernels' 16-byte
+  packs once compiled to 8 predicated 2-byte loads each (11744 over the norm kernels);
+- no spills where none are wanted: the early norm instances that hold the parameters in
+  registers (uncapped), and each file's stack bytes at most what they are now (a few bytes
+  of spills at the 64-register cap cost layer_norm 8-12% at 16384 rows).
+
+A ceiling below is raised only with the ptxas figures and a measurement in perf-notes."""
+import pytest
+
+import torch_memopt
+from torch_memopt.testing import sass_audit
+
+TOOL = sass_audit.cuobjdump()
+pytestmark = pytest.mark.skipif(not torch_memopt.built_with_cuda() or TOOL is None,
+                                reason="needs the extension built with CUDA and a cuobjdump")
+
+# Stack bytes (spills and local arrays) summed over each file's kernels, sm_90a, nvcc 13.0.
+STACK_CEILING = {"norm_cuda": 24, "norm_packs_peeled": 232, "norm_packs_8": 8,
+                 "norm_packs_4": 40, "norm_packs_2": 3104, "softmax_cuda": 8}
+NORM = "norm_vectorized_kernel"  # template values: rms, threads, add, cluster, vecs, pack bytes, peel, early
+SOFTMAX = "softmax_online_kernel"  # template values: threads, vecs, raw, pack bytes, peel
+
+
+@pytest.fixture(scope="module")
+def cubins(tmp_path_factory) -> dict:
+    from torch_memopt import _C
+
+    folder = str(tmp_path_factory.mktemp("cubins"))
+    found = {source: sass_audit.cubin_of(_C.__file__, TOOL, source, folder)
+             for source in STACK_CEILING}
+    missing = [source for source, cubin in found.items() if cubin is None]
+    if missing:  # built for other targets (TORCH_CUDA_ARCH_LIST): nothing here to read
+        pytest.skip(f"no sm_90 cubin for {missing} in {_C.__file__}")
+    return found
+
+
+def _whole_pack_kernels(cubin: str, kernel: str, pack_at: int, peel_at: int) -> dict:
+    """The 16-bit, 16-byte-pack, unpeeled instances of ``kernel``: name -> SASS."""
+    return {name: body for name, body in sass_audit.sass(cubin, TOOL).items()
+            if kernel in name and sass_audit.first_type_is_16_bit(name, kernel)
+            and sass_audit.template_values(name)[pack_at] == 16
+            and sass_audit.template_values(name)[peel_at] == 0}
+
+
+@pytest.mark.parametrize("source,kernel,pack_at,peel_at",
+                         [("norm_cuda", NORM, 5, 6), ("softmax_cuda", SOFTMAX, 3, 4)])
+def test_16_bit_rows_are_read_in_16_byte_loads(cubins, source, kernel, pack_at, peel_at):
+    kernels = _whole_pack_kernels(cubins[source], kernel, pack_at, peel_at)
+    assert len(kernels) >= 40, f"{source}: only {len(kernels)} {kernel} instances found"
+    bad = {name: sass_audit.loads(body, "U16") for name, body in kernels.items()
+           if sass_audit.loads(body, "U16") or not sass_audit.loads(body, "128")}
+    assert not bad, f"{source}: 2-byte global loads (or no 16-byte ones) in {bad}"
+
+
+def test_early_norm_instances_with_parameters_in_registers_do_not_spill(cubins):
+    checked = 0
+    for source in ("norm_cuda", "norm_packs_peeled", "norm_packs_8", "norm_packs_4", "norm_packs_2"):
+        usage = sass_audit.resource_usage(cubins[source], TOOL)
+        for name, use in usage.items():
+            values = sass_audit.template_values(name) if NORM in name else []
+            if values and values[-1] == 1 and values[1] <= 256:
+                checked += 1
+                assert use["STACK"] == 0, f"{source}: {name} has {use['STACK']} stack bytes"
+    assert checked >= 300, f"only {checked} early instances found"
+
+
+@pytest.mark.parametrize("source", sorted(STACK_CEILING))
+def test_stack_bytes_stay_under_their_ceiling(cubins, source):
+    usage = sass_audit.resource_usage(cubins[source], TOOL)
+    total = sum(use["STACK"] for use in usage.values())
+    worst = sorted(((use["STACK"], name) for name, use in usage.items()), reverse=True)[:3]
+    assert total <= STACK_CEILING[source], f"{source}: {total} stack bytes (ceiling " \
+        f"{STACK_CEILING[source]}); the largest: {worst}"

@@ -1,0 +1,103 @@
+"""What the built kernels' machine code says, read without a GPU: cuobjdump over the
+extension's sm_90a SASS. For tests that hold properties the timings rest on, so that a
+change cannot lose them unseen between two runs on the H200:
+
+- the 16-byte-pack kernels read their 16-bit rows in 16-byte loads (``LDG.E.128``), not
+  in 2-byte ones (``LDG.E.U16``): read through a selected temporary, a bf16 pack once
+  compiled to 8 predicated 2-byte loads, 11744 of them over the norm kernels (2026-12-04);
+- the kernels that must not spill have no local memory (cuobjdump's ``LOCAL``).
+
+Kernel names stay mangled (no c++filt needed); ``template_values`` reads a kernel's
+integer and bool template arguments from its mangled name, in order."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+_FUNCTION = re.compile(r"^\s*Function\s*:?\s*(\S+?):?\s*$")
+_RESOURCES = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
+# A literal template argument in a mangled name: L<b|i|j|l|m><value>E (bool, int, ...).
+_LITERAL = re.compile(r"L[bijlm](n?\d+)E")
+
+
+def cuobjdump() -> Optional[str]:
+    """A cuobjdump: on PATH, in CUDA_HOME / CUDA_PATH or /usr/local/cuda, or the one
+    triton's wheel carries (torch's dependency, so present wherever torch is)."""
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.path.isfile(os.path.join(root, "bin", "cuobjdump")):
+            return os.path.join(root, "bin", "cuobjdump")
+    try:
+        import triton
+    except ImportError:
+        return None
+    bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    return str(bundled) if bundled.is_file() else None
+
+
+def _run(tool: str, *args: str) -> str:
+    return subprocess.run([tool, *args], check=True, capture_output=True, text=True).stdout
+
+
+@lru_cache(maxsize=None)
+def resource_usage(binary: str, tool: str) -> dict[str, dict[str, int]]:
+    """Each kernel's (mangled name) registers, stack, shared and local bytes."""
+    out: dict[str, dict[str, int]] = {}
+    name = None
+    for line in _run(tool, "-res-usage", binary).splitlines():
+        match = _FUNCTION.match(line)
+        if match:
+            name = match.group(1)
+            continue
+        match = _RESOURCES.search(line)
+        if match and name:
+            reg, stack, shared, local = map(int, match.groups())
+            out[name] = {"REG": reg, "STACK": stack, "SHARED": shared, "LOCAL": local}
+            name = None
+    return out
+
+
+def cubin_of(binary: str, tool: str, source: str, folder: str) -> Optional[str]:
+    """The sm_90a cubin that ``source`` (a .cu file's stem, e.g. ``norm_cuda``) compiled to,
+    extracted from ``binary`` into ``folder``; None if the binary holds none."""
+    listed = re.findall(r"ELF file\s+\d+:\s+(\S+)", _run(tool, "-lelf", binary))
+    wanted = [name for name in listed if name.split(".")[0] == source and "sm_90" in name]
+    if not wanted:
+        return None
+    subprocess.run([tool, "-xelf", wanted[0], os.path.abspath(binary)], check=True,
+                   capture_output=True, cwd=folder)
+    return os.path.join(folder, wanted[0])
+
+
+def sass(binary: str, tool: str) -> dict[str, str]:
+    """The SASS text of every kernel in ``binary`` (a cubin: cubin_of), by mangled name.
+    Dumped whole: cuobjdump's per-function selection re-reads the binary each time
+    (64 kernels of norm_cuda's cubin: 35 s against 6 s for all 268)."""
+    out: dict[str, str] = {}
+    for chunk in re.split(r"\n\s*Function : ", _run(tool, "-sass", binary))[1:]:
+        name, _, body = chunk.partition("\n")
+        out[name.strip()] = body
+    return out
+
+
+def template_values(mangled: str) -> list[int]:
+    """The integer and bool template arguments of a kernel, in order (``n`` is minus)."""
+    return [int(v.replace("n", "-")) for v in _LITERAL.findall(mangled)]
+
+
+def first_type_is_16_bit(mangled: str, kernel: str) -> bool:
+    """Whether the kernel's first template argument is c10::BFloat16 or c10::Half."""
+    args = mangled.split(kernel, 1)[1]
+    return args.startswith("IN3c108BFloat16E") or args.startswith("IN3c104HalfE")
+
+
+def loads(body: str, kind: str) -> int:
+    """How many global loads of ``kind`` (``U16``, ``128``, ...) a kernel's SASS holds."""
+    return len(re.findall(rf"\bLDG\.E\.{re.escape(kind)}\b", body))

@@ -1,13 +1,15 @@
 // Probe 9, instruction fetch: what a kernel's code costs when it is not on
 // chip. A short kernel (a norm over a few rows, a decode GEMM) runs once per
 // call, and the benchmark's L2 flush (and, in a model, the other kernels
-// between two calls) evicts its code as well as its data. Our norm kernel for
-// one row of 4096 bf16 is 1136 SASS instructions (18 KB), 2376 with parameter
-// staging (38 KB), its path jumping forward over the code of the cases it does
-// not take; Triton's rms_norm for the same row (Liger) is 240 (3.8 KB), straight
-// through (cuobjdump, sm_90a). The ~0.7 us between them at one row (H200,
-// kernel timer; benchmarks/results/tune/norm_latency_probe_packs_w4096_h200.json)
-// may be code fetched from HBM, or not: this probe says what cold code costs.
+// between two calls) evicts its code as well as its data. Our rms_norm kernel
+// for one row of 4096 bf16 was 1136 SASS instructions (18 KB) without a
+// weight and 2376 (38 KB) with parameter staging (904 since the parameters
+// load into registers), its path jumping forward over the code of the cases it
+// does not take; Triton's (Liger) for the same row is 240 (3.8 KB), straight
+// through (cuobjdump, sm_90a). The ~0.7 us between them at one row without a
+// weight (H200, kernel timer; benchmarks/results/tune/
+// norm_latency_probe_packs_w4096_h200.json) may be code fetched from HBM, or
+// not: this probe says what cold code costs.
 //
 // One kernel a shape of code, one block of kCodeThreads threads (a norm row's
 // block): kSegments runs of kRun instructions executed, each followed by a gap

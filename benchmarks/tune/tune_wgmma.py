@@ -1,13 +1,20 @@
 """Check and time the wgmma rung's variants beside cuBLAS, on one Hopper GPU.
 
     python benchmarks/tune/tune_wgmma.py --library /tmp/wgmma_tune.so [--out tune.json]
+        [--shapes MxNxK ... [--bias-gelu]]
 
-The library is benchmarks/tune/wgmma_configs.cu built with plain nvcc (its header
-gives the command). Every variant is first checked against float64 on fresh random
+The library is benchmarks/tune/wgmma_configs.cu built by
+benchmarks/tune/build_wgmma_tune.sh (import torch first: it links torch's libc10). Every variant is first checked against float64 on fresh random
 inputs (tile-aligned and tail shapes, both B layouts, bf16 and fp16, bias + gelu),
 and run twice on the same inputs (a moving result is a race); a variant that fails
 is never timed. Then 4096^3 and 8192^3 in both layouts, bf16, with
 the harness's kernel timer (median, L2 flushed: torch_memopt.bench.timing), cuBLAS (torch.mm) in the same run.
+
+``--shapes MxNxK ...``: those shapes instead, linear's layout (W [N, K]), bf16, with bias and
+GELU where ``--bias-gelu``, and torch_memopt.linear (``auto``: the plan's tile) timed beside
+the variants: the short-K encoder layers (K = 768), where a tile's fixed cost (fill,
+epilogue, drain) is most of its time and the ping-pong kernel's overlap of one consumer's
+epilogue with the other's main loop is worth the most.
 """
 
 from __future__ import annotations
@@ -79,10 +86,41 @@ def check(run) -> list[str]:
     return failures
 
 
+def time_shapes(lib, names, correct, shapes, bias_gelu) -> list[dict]:
+    """Each MxNxK in linear's layout: cuBLAS (F.linear), torch_memopt.linear (auto) and
+    every correct variant, bf16, same inputs, the kernel timer."""
+    import torch_memopt
+
+    records = []
+    for shape in shapes:
+        M, N, K = (int(v) for v in shape.lower().split("x"))
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+        bias = torch.randn(N, device="cuda", dtype=torch.bfloat16) if bias_gelu else None
+        out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        act = GELU if bias_gelu else 0
+        times = {"cuBLAS": kernel_ms(lambda: F.gelu(F.linear(a, w, bias)) if bias_gelu
+                                     else F.linear(a, w)),
+                 "auto": kernel_ms(lambda: torch_memopt.linear(
+                     a, w, bias, activation="gelu" if bias_gelu else "none"))}
+        for i, name in enumerate(names):
+            if correct[i]:
+                run = runner(lib, i)
+                times[name] = kernel_ms(lambda: run(a, w, True, bias, act, out))
+        for name, ms in times.items():
+            records.append({"shape": [M, N, K], "bias_gelu": bias_gelu, "variant": name,
+                            "ms": ms, "vs_cublas": times["cuBLAS"] / ms})
+        print(f"{M}x{N}x{K}: " + "  ".join(f"{n} {ms * 1e3:.1f} us" for n, ms in times.items()),
+              flush=True)
+    return records
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", required=True)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--shapes", nargs="*", default=None, help="MxNxK, linear's layout")
+    parser.add_argument("--bias-gelu", action="store_true", help="with --shapes: + bias, GELU")
     args = parser.parse_args(argv)
     lib = load(args.library)
     names = [lib.memopt_tune_name(i).decode() for i in range(lib.memopt_tune_count())]
@@ -94,7 +132,9 @@ def main(argv=None) -> int:
         print(f"{name}: {'correct' if not failures else 'WRONG'}", flush=True)
         for line in failures[:8]:
             print(f"  {line}", flush=True)
-    for n in (4096, 8192):
+    if args.shapes:
+        records += time_shapes(lib, names, correct, args.shapes, args.bias_gelu)
+    for n in () if args.shapes else (4096, 8192):
         flop = 2 * n ** 3
         for k_major in (True, False):
             a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)

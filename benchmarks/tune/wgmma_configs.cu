@@ -1,10 +1,10 @@
-// The wgmma rung's variants side by side, built outside torch (plain nvcc,
-// about a minute) into a shared library that tune_wgmma.py loads with ctypes
-// and times beside cuBLAS:
+// The wgmma rung's variants side by side, built outside the extension into a
+// shared library that tune_wgmma.py loads with ctypes and times beside cuBLAS:
 //
-//   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr -DMEMOPT_WGMMA_TUNING_VARIANTS \
-//        -Icsrc -shared -Xcompiler -fPIC csrc/gemm/wgmma_sm90.cu csrc/gemm/splitk_sm90.cu csrc/gemm/tma_map.cu \
-//        benchmarks/tune/wgmma_configs.cu -o /tmp/wgmma_tune.so
+//   bash benchmarks/tune/build_wgmma_tune.sh /tmp/wgmma_tune.so
+//
+// (about a minute on 16 cores; the launchers include the kernel registry and
+// the plan, so it compiles those too and links torch's libc10).
 #include "gemm/half_gemm.h"
 
 namespace {

@@ -262,6 +262,7 @@ def test_auto_takes_the_narrow_packs_off_the_16_byte_pack(op, dtype):
                 failures.append(f"{rows}x{n} {name}: auto did not take the vectorized kernel")
     assert not failures, "\n".join(failures)
 
+
 @requires_cuda
 @pytest.mark.cuda
 def test_small_grids_take_the_early_instance():

@@ -5,7 +5,8 @@ change cannot lose them unseen between two runs on the H200:
 - the 16-byte-pack kernels read their 16-bit rows in 16-byte loads (``LDG.E.128``), not
   in 2-byte ones (``LDG.E.U16``): read through a selected temporary, a bf16 pack once
   compiled to 8 predicated 2-byte loads, 11744 of them over the norm kernels (2026-12-04);
-- the kernels that must not spill have no local memory (cuobjdump's ``LOCAL``).
+- the kernels that must not spill have no stack frame (cuobjdump's ``STACK``: spills and
+  local arrays; its ``LOCAL`` stays 0 for them).
 
 Kernel names stay mangled (no c++filt needed); ``template_values`` reads a kernel's
 integer and bool template arguments from its mangled name, in order."""

@@ -122,8 +122,11 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, int64_t register_wave)
     // after the first block's) is on its own critical path. Measured before:
     // bf16 rms_norm 512 x 4096 read late 8.16 us, no weight 7.10
     // (norm_latency_probe_packs_w4096_h200.json). They never prefetch
-    // (kPrefetch: read late).
-    if (fetch != NormParamFetch::kEarly || blocks > register_wave) return {};
+    // (kPrefetch: read late). Not with a bias, until its bits match the late
+    // read's: on the H200 (aa62d52) layer_norm 60 x 8192 and add_layer_norm
+    // 300 x 4096 differed from it in the last bit (the multiply-add of weight
+    // and bias contracted differently); those read late meanwhile.
+    if (fetch != NormParamFetch::kEarly || blocks > register_wave || p.bias.defined()) return {};
     return {static_cast<int>(std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec)),
             0, 0};
   }

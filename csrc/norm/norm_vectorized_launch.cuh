@@ -106,10 +106,12 @@ struct ParamStage {
 // latency-bound at its late read.
 constexpr int64_t kNormMaxParamPrefetchBytes = 128 * 1024;
 
-// `register_wave`: the blocks the early instance runs at once on the device,
-// where it loads the parameters into registers (kNormParamsInRegisters).
-template <typename scalar_t, typename param_t, int kThreads, int kVecs, int kPackBytes, bool kPeel>
-ParamStage param_stage(const NormRows& p, int64_t blocks, int64_t register_wave) {
+// `register_wave()`: the blocks the early instance runs at once on the device,
+// where it loads the parameters into registers (kNormParamsInRegisters);
+// asked only where the answer matters (no parameters, or read late: never).
+template <typename scalar_t, typename param_t, int kThreads, int kVecs, int kPackBytes, bool kPeel,
+          typename Wave>
+ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
   const int64_t params = (p.weight.defined() ? 1 : 0) + (p.bias.defined() ? 1 : 0);
   const NormParamFetch fetch = norm_param_stage();
   if (params == 0 || fetch == NormParamFetch::kLate) return {};
@@ -122,11 +124,8 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, int64_t register_wave)
     // after the first block's) is on its own critical path. Measured before:
     // bf16 rms_norm 512 x 4096 read late 8.16 us, no weight 7.10
     // (norm_latency_probe_packs_w4096_h200.json). They never prefetch
-    // (kPrefetch: read late). Not with a bias, until its bits match the late
-    // read's: on the H200 (aa62d52) layer_norm 60 x 8192 and add_layer_norm
-    // 300 x 4096 differed from it in the last bit (the multiply-add of weight
-    // and bias contracted differently); those read late meanwhile.
-    if (fetch != NormParamFetch::kEarly || blocks > register_wave || p.bias.defined()) return {};
+    // (kPrefetch: read late).
+    if (fetch != NormParamFetch::kEarly || blocks > register_wave()) return {};
     return {static_cast<int>(std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec)),
             0, 0};
   }
@@ -162,12 +161,10 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
   const auto blocks = static_cast<unsigned>(ceil_div<int64_t>(p.rows, kRowsPerBlock));
   const auto early_kernel = norm_vectorized_kernel<scalar_t, param_t, kRms, kThreads, kAdd, 1,
                                                    kVecs, kPackBytes, kPeel, true>;
-  int64_t register_wave = 0;
-  if constexpr (kNormParamsInRegisters<kThreads, 1, true>) {
+  const auto register_wave = [&]() -> int64_t {
     static std::atomic<int> early_blocks_per_sm[kMaxDevices];
-    register_wave = int64_t{sm_count()} *
-                    resident_blocks_per_sm(early_kernel, kBlock, early_blocks_per_sm);
-  }
+    return int64_t{sm_count()} * resident_blocks_per_sm(early_kernel, kBlock, early_blocks_per_sm);
+  };
   const ParamStage stage =
       param_stage<scalar_t, param_t, kThreads, kVecs, kPackBytes, kPeel>(p, blocks, register_wave);
   const auto launch = [&](auto kernel) {

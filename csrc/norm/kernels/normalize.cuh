@@ -8,26 +8,28 @@
 
 namespace memopt {
 
-// y = (x - mean) * inv_std * w + b in fp32, w and b applied where given
-// (RMSNorm: mean = 0, no bias): the parameters already loaded.
-__device__ __forceinline__ float normalize_by(float x, float mean, float inv_std, bool has_w,
-                                              float w, bool has_b, float b) {
-  float v = (x - mean) * inv_std;
-  if (has_w) v *= w;
-  if (has_b) v += b;
-  return v;
+// y = (x - mean) * inv_std * w + b in fp32, w = 1 and b = 0 where not given
+// (RMSNorm: mean = 0, b = 0): the parameters already loaded. Both roundings
+// are spelled out (__fmul_rn, then one fused __fmaf_rn) so that nvcc cannot
+// contract the weight-bias multiply-add one way in one kernel and another
+// way in the next: left to it, the register-parameter path and the late read
+// differed in the last bit for layer_norm 60 x 8192 on the H200 (aa62d52),
+// and the tests compare those bits. The absent parameters' 1 and 0 change no
+// bit but a zero's sign. One form for every case, no branch on which
+// parameters there are: ptxas (sm_90a) gave the late 16-bit layer_norm
+// kernels at the 64-register cap 12-20 bytes of spills with a branch a case
+// (or on the bias alone), 0 this way; the 64-thread rms_norm ones 4.
+__device__ __forceinline__ float normalize_by(float x, float mean, float inv_std, float w, float b) {
+  return __fmaf_rn(__fmul_rn(x - mean, inv_std), w, b);
 }
 
-// The same with weight[i] and bias[i], weight and bias optional (the same
-// operations in the same order, so the same bits).
+// The same with weight[i] and bias[i], weight and bias optional.
 template <typename param_t>
 __device__ __forceinline__ float normalize(float x, float mean, float inv_std,
                                            const param_t* __restrict__ weight,
                                            const param_t* __restrict__ bias, int64_t i) {
-  float v = (x - mean) * inv_std;
-  if (weight != nullptr) v *= static_cast<float>(weight[i]);
-  if (bias != nullptr) v += static_cast<float>(bias[i]);
-  return v;
+  return normalize_by(x, mean, inv_std, weight != nullptr ? static_cast<float>(weight[i]) : 1.f,
+                      bias != nullptr ? static_cast<float>(bias[i]) : 0.f);
 }
 
 }  // namespace memopt

@@ -329,6 +329,15 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     }
     return reinterpret_cast<const PPack*>(q)[pk];
   };
+  // kPeel: this thread's head element (edge 0, threads t < head) and tail
+  // element (edge 1, t < tail), in fp32. Their row indices are recomputed at
+  // each use rather than kept: under the 64-register cap, keeping them (and
+  // the parameters' alignments) cost the peeled rms_norm 16-56 bytes of stack
+  // and 3-5% of its speed against the narrow packs (H200, 2026-12-02).
+  const auto has_edge = [&](int i) { return i == 0 ? t < head : t < tail; };
+  const auto edge_index = [&](int i) -> int64_t {
+    return i == 0 ? t : head + static_cast<int64_t>(row_packs) * kVec + t;
+  };
   // kNormParamsInRegisters: the parameters of the packs the registers keep,
   // and of the peeled row's edges, loaded into registers just before the
   // row's own loads (the fill below), so that both are in flight at once,
@@ -352,15 +361,13 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
         if (!kRms && bias != nullptr) bias_regs[k] = param_pack(bias + head, pk);
       }
     }
-    if constexpr (kPeel) {  // the edges' elements: head's t, tail's past the packs
-      const int64_t tail_at = head + static_cast<int64_t>(row_packs) * kVec + t;
-      const bool has[2] = {t < head, t < tail};
-      const int64_t at[2] = {t, tail_at};
+    if constexpr (kPeel) {  // the edges' elements
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
-        if (!has[i]) continue;
-        if (weight != nullptr) edge_weight[i] = static_cast<float>(weight[at[i]]);
-        if (!kRms && bias != nullptr) edge_bias[i] = static_cast<float>(bias[at[i]]);
+        if (!has_edge(i)) continue;
+        const int64_t e = edge_index(i);
+        if (weight != nullptr) edge_weight[i] = static_cast<float>(weight[e]);
+        if (!kRms && bias != nullptr) edge_bias[i] = static_cast<float>(bias[e]);
       }
     }
   }
@@ -402,15 +409,6 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += v[j];
   }
-  // kPeel: this thread's head element (edge 0, threads t < head) and tail
-  // element (edge 1, t < tail), in fp32. Their row indices are recomputed at
-  // each use rather than kept: under the 64-register cap, keeping them (and
-  // the parameters' alignments) cost the peeled rms_norm 16-56 bytes of stack
-  // and 3-5% of its speed against the narrow packs (H200, 2026-12-02).
-  const auto has_edge = [&](int i) { return i == 0 ? t < head : t < tail; };
-  const auto edge_index = [&](int i) -> int64_t {
-    return i == 0 ? t : head + static_cast<int64_t>(row_packs) * kVec + t;
-  };
   float edge[2] = {0.f, 0.f};
   if constexpr (kPeel) {
 #pragma unroll
@@ -493,10 +491,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     XPack out;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      float v = (in[j] - mean) * inv_std;
-      if (weight != nullptr) v *= static_cast<float>(w.v[j]);
-      if (bias != nullptr) v += static_cast<float>(b.v[j]);
-      out.v[j] = static_cast<scalar_t>(v);
+      out.v[j] = static_cast<scalar_t>(
+          normalize_by(in[j], mean, inv_std, weight != nullptr ? static_cast<float>(w.v[j]) : 1.f,
+                       bias != nullptr ? static_cast<float>(b.v[j]) : 0.f));
     }
     yr[pk] = out;
   };
@@ -514,8 +511,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   const param_t* const wr = weight != nullptr ? weight + head : nullptr;
   const param_t* const br = bias != nullptr ? bias + head : nullptr;
   // The cached packs normalized with weight_regs and bias_regs: write's
-  // arithmetic, the same operations in the same order (the tests compare
-  // the bits with the late read's).
+  // arithmetic (normalize_by, every rounding explicit: the tests compare the
+  // bits with the late read's).
   const auto write_cached_from_registers = [&]() {
     if constexpr (kRegParams) {
 #pragma unroll
@@ -528,8 +525,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           out.v[j] = static_cast<scalar_t>(normalize_by(
-              in[j], mean, inv_std, weight != nullptr, static_cast<float>(weight_regs[k].v[j]),
-              !kRms && bias != nullptr, static_cast<float>(bias_regs[k].v[j])));
+              in[j], mean, inv_std,
+              weight != nullptr ? static_cast<float>(weight_regs[k].v[j]) : 1.f,
+              !kRms && bias != nullptr ? static_cast<float>(bias_regs[k].v[j]) : 0.f));
         }
         yr[pk] = out;
       }
@@ -558,9 +556,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       if (has_edge(i)) {
         const int64_t e = edge_index(i);
         const float v = kRegParams
-                            ? normalize_by(edge[i], mean, inv_std, weight != nullptr,
-                                           edge_weight[i], !kRms && bias != nullptr,
-                                           edge_bias[i])
+                            ? normalize_by(edge[i], mean, inv_std, edge_weight[i], edge_bias[i])
                             : normalize(edge[i], mean, inv_std, weight, bias, e);
         y[row * row_length + e] = static_cast<scalar_t>(v);
       }

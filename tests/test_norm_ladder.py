@@ -65,9 +65,7 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
 
 
 # The launcher's rule for the early instance (norm_vectorized_launch.cuh's param_stage). Up to
-# 256 threads a row (8192 16-bit columns, 4096 fp32) and without a bias (layer_norm's cases
-# here read late at these grids until the register path's bits match: param_stage says why)
-# it loads the parameters into registers
+# 256 threads a row (8192 16-bit columns, 4096 fp32) it loads the parameters into registers
 # with the row, at any alignment, pack width or peel, for grids of one wave of that instance
 # (its blocks an SM by its registers: 1-4 on the H200): 1, 60 and 100 rows of 8192 / 4096
 # bf16 (a block a row), 300 of 4096; 264 and 265 rows of 768 (4 rows a block: 66 and 67

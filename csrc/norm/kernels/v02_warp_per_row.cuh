@@ -66,12 +66,12 @@ __global__ void __launch_bounds__(32 * kNormWarpRowsPerBlock)
   for (int k = 0; k < kNormWarpCache; ++k) {
     const int64_t i = lane + 32 * k;
     if (i < row_length) {
-      yr[i] = static_cast<scalar_t>(normalize(cache[k], mean, inv_std, weight, bias, i));
+      yr[i] = static_cast<scalar_t>(normalize<kRms>(cache[k], mean, inv_std, weight, bias, i));
     }
   }
   for (int64_t i = lane + 32 * kNormWarpCache; i < row_length; i += 32) {
     yr[i] = static_cast<scalar_t>(
-        normalize(static_cast<float>(xr[i]), mean, inv_std, weight, bias, i));
+        normalize<kRms>(static_cast<float>(xr[i]), mean, inv_std, weight, bias, i));
   }
 }
 

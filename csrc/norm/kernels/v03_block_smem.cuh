@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(kNormBlockThreads)
   const float inv_std = rsqrtf(block_sum<kNormBlockThreads / 32>(sq, scratch) / n + eps);
 
   for (int64_t i = threadIdx.x; i < row_length; i += kNormBlockThreads) {
-    yr[i] = static_cast<scalar_t>(normalize(element(i), mean, inv_std, weight, bias, i));
+    yr[i] = static_cast<scalar_t>(normalize<kRms>(element(i), mean, inv_std, weight, bias, i));
   }
 }
 

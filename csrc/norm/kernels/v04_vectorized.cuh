@@ -491,9 +491,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     XPack out;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      out.v[j] = static_cast<scalar_t>(
-          normalize_by(in[j], mean, inv_std, weight != nullptr ? static_cast<float>(w.v[j]) : 1.f,
-                       bias != nullptr ? static_cast<float>(b.v[j]) : 0.f));
+      out.v[j] = static_cast<scalar_t>(normalize_by<kRms>(
+          in[j], mean, inv_std, weight != nullptr ? static_cast<float>(w.v[j]) : 1.f,
+          bias != nullptr ? static_cast<float>(b.v[j]) : 0.f));
     }
     yr[pk] = out;
   };
@@ -524,7 +524,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
         XPack out;
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
-          out.v[j] = static_cast<scalar_t>(normalize_by(
+          out.v[j] = static_cast<scalar_t>(normalize_by<kRms>(
               in[j], mean, inv_std,
               weight != nullptr ? static_cast<float>(weight_regs[k].v[j]) : 1.f,
               !kRms && bias != nullptr ? static_cast<float>(bias_regs[k].v[j]) : 0.f));
@@ -555,9 +555,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     for (int i = 0; i < 2; ++i) {
       if (has_edge(i)) {
         const int64_t e = edge_index(i);
-        const float v = kRegParams
-                            ? normalize_by(edge[i], mean, inv_std, edge_weight[i], edge_bias[i])
-                            : normalize(edge[i], mean, inv_std, weight, bias, e);
+        const float v =
+            kRegParams ? normalize_by<kRms>(edge[i], mean, inv_std, edge_weight[i], edge_bias[i])
+                       : normalize<kRms>(edge[i], mean, inv_std, weight, bias, e);
         y[row * row_length + e] = static_cast<scalar_t>(v);
       }
     }

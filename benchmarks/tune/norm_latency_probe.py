@@ -23,7 +23,10 @@ call's time is its code and data coming back from HBM (ours against the peers').
 ``--ncu``: no timing, each call a few times, for ``ncu --metrics gpu__time_duration.sum``
 (the kernel's own duration, launch path excluded).
 
-    python benchmarks/tune/norm_latency_probe.py [--width 4096] [--flush write|read|none]
+``--op layer_norm``: the same for layer_norm (weight and bias; "no weight": neither).
+
+    python benchmarks/tune/norm_latency_probe.py [--op rms_norm|layer_norm] [--width 4096]
+        [--rows 1 8 ...] [--flush write|read|none]
         [--evict-code] [--out probe.json] [--ncu]
 """
 from __future__ import annotations
@@ -50,17 +53,19 @@ def switched(call, **switches):
         return call()
 
 
-def calls_for(rows: int, N: int, peer_names=("liger", "compile")) -> dict:
+def calls_for(rows: int, N: int, peer_names=("liger", "compile"), op: str = "rms_norm") -> dict:
     torch.manual_seed(rows)
     options = {"eps": EPS}
-    x, shape, w = calls.make_inputs("rms_norm", calls.rows_shape(rows, N), torch.bfloat16,
-                                    "cuda", options)
-    ours = lambda: torch_memopt.rms_norm(x, shape, w, EPS)  # noqa: E731
+    x, shape, w, *bias = calls.make_inputs(op, calls.rows_shape(rows, N), torch.bfloat16, "cuda",
+                                           options)
+    norm = getattr(torch_memopt, op)
+    no_bias = [None] * len(bias)  # layer_norm's bias goes with its weight
+    ours = lambda: norm(x, shape, w, *bias, EPS)  # noqa: E731
     out = {
         "empty kernel": lambda: torch.cuda._sleep(0),
         "x.neg()": lambda: x.neg(),
         "ours": ours,
-        "ours, no weight": lambda: torch_memopt.rms_norm(x, shape, None, EPS),
+        "ours, no weight": lambda: norm(x, shape, None, *no_bias, EPS),
         "ours, early": lambda: switched(ours, param_stage=EARLY),
         "ours, prefetched": lambda: switched(ours, param_stage=PREFETCH),
         "ours, read late": lambda: switched(ours, param_stage=LATE),
@@ -68,13 +73,14 @@ def calls_for(rows: int, N: int, peer_names=("liger", "compile")) -> dict:
     if N % 8 != 0:  # off bf16's 16-byte pack
         out["ours, narrow packs"] = lambda: switched(ours, peel=NARROW_PACKS)
     for name in peer_names:
-        if peers.serves(name, "rms_norm", torch.device("cuda")):
+        if peers.serves(name, op, torch.device("cuda")):
             try:
-                call = peers.build(name, "rms_norm", options, torch.device("cuda"))
+                call = peers.build(name, op, options, torch.device("cuda"))
             except peers.Unavailable:
                 continue
-            out[name] = lambda call=call: call(x, shape, w)
-    ref = F.rms_norm(x.double(), shape, w.double(), EPS)
+            out[name] = lambda call=call: call(x, shape, w, *bias)
+    stock = getattr(F, op)
+    ref = stock(x.double(), shape, w.double(), *(b.double() for b in bias), eps=EPS)
     for name in [k for k in out if k.startswith("ours") and k != "ours, no weight"]:
         err = (out[name]().double() - ref).norm() / ref.norm()
         if not err < 1e-2:
@@ -85,6 +91,10 @@ def calls_for(rows: int, N: int, peer_names=("liger", "compile")) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--width", type=int, default=4096, help="row length N (default 4096)")
+    parser.add_argument("--op", choices=("rms_norm", "layer_norm"), default="rms_norm",
+                        help="the norm probed (default rms_norm; layer_norm: weight and bias)")
+    parser.add_argument("--rows", type=int, nargs="*", default=list(ROWS),
+                        help=f"row counts (default {' '.join(map(str, ROWS))})")
     parser.add_argument("--out", default=None)
     parser.add_argument("--ncu", action="store_true", help="run each call 3 times, untimed")
     parser.add_argument("--peers", nargs="*", default=["liger", "compile"],
@@ -102,8 +112,8 @@ def main() -> None:
         before = lambda: torch.ops.memopt_probe.code_fetch_evict(sink)  # noqa: E731
     timer = KernelTimer(torch.device("cuda"), flush=args.flush, before=before)
     records = []
-    for rows in ROWS:
-        calls = calls_for(rows, args.width, args.peers)
+    for rows in args.rows:
+        calls = calls_for(rows, args.width, args.peers, args.op)
         if args.ncu:
             for name, call in calls.items():
                 for _ in range(3):
@@ -111,7 +121,7 @@ def main() -> None:
             torch.cuda.synchronize()
             continue
         us = {name: timer.time(call).median_us for name, call in calls.items()}
-        records.append({"rows": rows, "N": args.width, "flush": args.flush,
+        records.append({"op": args.op, "rows": rows, "N": args.width, "flush": args.flush,
                         "code_evicted": args.evict_code, "us": us})
         print(f"{rows:>5} x {args.width}: " + "  ".join(f"{k} {v:.2f}" for k, v in us.items()), flush=True)
     if args.out and records:

@@ -20,8 +20,9 @@ call's time is its code and data coming back from HBM (ours against the peers').
 ``--evict-code``: after each flush, 128 KB of other code on every SM (probe 9's
 ``code_fetch_evict``), so that each call's code comes from HBM too, not the SMs' caches.
 
-``--ncu``: no timing, each call a few times, for ``ncu --metrics gpu__time_duration.sum``
-(the kernel's own duration, launch path excluded).
+``--ncu``: no timing; each call warmed, then run three times inside cudaProfilerStart/Stop,
+for ``ncu --profile-from-start off --metrics gpu__time_duration.sum ...`` (the kernel's own
+duration, launch path excluded, and where its warps stall).
 
 ``--op layer_norm``: the same for layer_norm (weight and bias; "no weight": neither).
 
@@ -88,6 +89,26 @@ def calls_for(rows: int, N: int, peer_names=("liger", "compile"), op: str = "rms
     return out
 
 
+def profile_under_ncu(call_sets: list[dict]) -> None:
+    """Each call of each set run twice untimed (torch.compile's autotuning among them),
+    then three times between cudaProfilerStart and Stop: under ``ncu --profile-from-start
+    off`` only those are profiled, not the compiler's autotuning launches (profiling them
+    ran the last attempt past 150 s)."""
+    for calls in call_sets:
+        for call in calls.values():
+            for _ in range(2):
+                call()
+    torch.cuda.synchronize()
+    cudart = torch.cuda.cudart()
+    cudart.cudaProfilerStart()
+    for calls in call_sets:
+        for call in calls.values():
+            for _ in range(3):
+                call()
+    torch.cuda.synchronize()
+    cudart.cudaProfilerStop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--width", type=int, default=4096, help="row length N (default 4096)")
@@ -96,7 +117,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="*", default=list(ROWS),
                         help=f"row counts (default {' '.join(map(str, ROWS))})")
     parser.add_argument("--out", default=None)
-    parser.add_argument("--ncu", action="store_true", help="run each call 3 times, untimed")
+    parser.add_argument("--ncu", action="store_true", help="warm each call, then run it 3 times untimed inside cudaProfilerStart/Stop")
     parser.add_argument("--peers", nargs="*", default=["liger", "compile"],
                         help="peers to time beside ours (default: liger compile)")
     parser.add_argument("--evict-code", action="store_true",
@@ -112,14 +133,11 @@ def main() -> None:
         before = lambda: torch.ops.memopt_probe.code_fetch_evict(sink)  # noqa: E731
     timer = KernelTimer(torch.device("cuda"), flush=args.flush, before=before)
     records = []
+    if args.ncu:
+        profile_under_ncu([calls_for(rows, args.width, args.peers, args.op) for rows in args.rows])
+        return
     for rows in args.rows:
         calls = calls_for(rows, args.width, args.peers, args.op)
-        if args.ncu:
-            for name, call in calls.items():
-                for _ in range(3):
-                    call()
-            torch.cuda.synchronize()
-            continue
         us = {name: timer.time(call).median_us for name, call in calls.items()}
         records.append({"op": args.op, "rows": rows, "N": args.width, "flush": args.flush,
                         "code_evicted": args.evict_code, "us": us})

@@ -99,6 +99,7 @@ def test_timer_cross_check_rotates_the_input_sets():
 
 def test_no_copy_ceiling_on_the_cpu():
     assert timing.copy_gbps(CPU) is None
+    assert timing.launch_floor_us(CPU) is None
 
 
 # --- the runner -----------------------------------------------------------------------

@@ -164,3 +164,13 @@ def test_norm_grid_is_issue_17s_grid_and_digests_its_targets():
     row = table.splitlines()[2]
     assert row.startswith("| rms_norm | bfloat16 | 4 | 1.05 | 0.50 (16384×2050) |"), row
     assert "16384×2050 70%" in row and "16384×2050 0.75" in row and "4100" not in row
+    assert row.endswith("| — |"), row  # no launch floor or copy ceiling in the run: no bound
+
+    # The bound: best peer ÷ (floor + bytes at copy speed). 4 µs over 3 + 2 MB at 2000 GB/s
+    # (1 µs) is 1.0; 12 µs over 3 + 8 MB at 2000 GB/s (4 µs) is 12 / 7.
+    def timed(rows, peer_us, nbytes):
+        return {**rec(4096, 1.0, 1000, rows=rows, nbytes=nbytes),
+                "peers": {"eager": 2 * peer_us, "liger": peer_us}}
+    table = norm_grid.digest([timed(1, 4.0, 2e6), timed(8, 12.0, 8e6)],
+                             {"launch_floor_us": 3.0, "copy_gbps": 2000.0})
+    assert table.splitlines()[2].endswith(f"| {(12 / 7) ** 0.5:.2f} (1.00) |"), table

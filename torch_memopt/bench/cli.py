@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = environment.describe(device)
     print(f"{PROG}: {environment.opening_line(meta)}", flush=True)
     meta["copy_gbps"] = timing.copy_gbps(device)
+    meta["launch_floor_us"] = timing.launch_floor_us(device)
     meta["argv"] = list(sys.argv[1:] if argv is None else argv)
     meta["timing"] = ("median of per-call CUDA-event times, L2 flushed (256 MiB zeroed) before "
                       "each call, the GPU kept behind the host by twice the call's launch time"

@@ -76,7 +76,7 @@ def suite_section(module, doc: dict, path: Path) -> str:
     if summary:
         parts.append("\n".join(f"- {line}" for line in summary))
     if hasattr(module, "digest"):
-        parts.append(module.digest(doc["records"]))
+        parts.append(module.digest(doc["records"], doc["meta"]))
     chart = path.with_suffix(".png")
     if chart.exists():
         parts.append(f"![{module.NAME}: the rate of every implementation]({link(chart, DOCS)})")
@@ -170,7 +170,7 @@ def gemm_headline() -> str:
     return (f"\n\nThe GEMM alone, `linear` ÷ cuBLAS over the linear layers of Llama-3-8B and "
             f"Llama-2-7B by tokens M ({meta.get('gpu')}, {meta['date'][:10]}, commit "
             f"{meta.get('git') or 'unknown'}; the transformer-gemm suite):\n\n"
-            + module.digest(doc["records"]))
+            + module.digest(doc["records"], meta))
 
 
 def readme_text(current: str) -> str:

@@ -252,6 +252,17 @@ def median_ms(call: Call, reps: int, device: str, warmup: int = 3) -> float:
     return interleaved_median_ms({"call": call}, reps, device, warmup)["call"]
 
 
+def launch_floor_us(device: torch.device, timer: KernelTimer | None = None) -> float | None:
+    """An empty kernel's time (``torch.cuda._sleep(0)``) by the kernel timer, in µs: what
+    any call costs before it moves a byte (3.6 µs on the H200, 2026-12-04); None on the CPU.
+    Beside the copy ceiling it bounds what a latency-bound case can gain over a peer."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    timer = timer or KernelTimer(device)
+    return timer.time(lambda: torch.cuda._sleep(0)).median_us
+
+
 def copy_gbps(device: torch.device, timer: KernelTimer | None = None) -> float | None:
     """The device's copy ceiling: a ``COPY_BYTES`` device-to-device copy, bytes read plus
     bytes written over its kernel time, in GB/s; None on the CPU."""

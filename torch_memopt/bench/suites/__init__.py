@@ -6,7 +6,9 @@ introduces its table in docs/results.md), and ``cases(ctx) -> list[Case]``. Opti
 judges; "auto" unless set; None: every one), ``LAYOUT`` ("records": a row a record, the
 default; "cases": a row a case, every variant's time side by side), ``finish(records)`` (figures across a case's variants, such
 as speed-up over naive), ``sections(ctx) -> dict`` (suite-wide tables for the JSON) and
-``TIMING`` (how the suite times, where it is not the kernel timer's flushed medians).
+``TIMING`` (how the suite times, where it is not the kernel timer's flushed medians),
+``digest(records, meta) -> str`` (the table its issue states targets in, under the suite's
+table in docs/results.md; ``meta`` is the run's: the copy ceiling, the launch floor).
 A new benchmark is a new module here plus a line in ``SUITES``, never a new harness.
 """
 from __future__ import annotations

@@ -11,7 +11,12 @@ against eager, torch.compile and Liger-Kernel on the same inputs, bfloat16 and f
 ``digest`` states the issue's targets: per op and dtype the geomean and worst of ours ÷
 the best peer, the cases that move >= 64 MB under 90% of the run's copy bandwidth (85%
 past 65536 columns), and each width off the pack against its aligned neighbour (2050 /
-2048, 4100 / 4096, 32001 / 32000: GB/s within 15%). --quick: one aligned and one off-pack
+2048, 4100 / 4096, 32001 / 32000: GB/s within 15%). Where the run measured its launch floor
+and copy ceiling, also the most any kernel could reach over the best peer: each case's best
+peer ÷ (an empty kernel's time + the case's bytes at copy speed), geomean and least. The
+floor is generous (it counts no round trip to memory), so that is a bound, not a forecast:
+over the bf16 grids of 2026-12-04/05 it was 1.23× for rms_norm and add_rms_norm, under the
+issue's 1.25× geomean, and 0.99× at their least. --quick: one aligned and one off-pack
 width at 16384 rows a norm, two softmax shapes.
 """
 from __future__ import annotations
@@ -80,17 +85,28 @@ def cases(ctx) -> list:
     return out
 
 
-def digest(records: list[dict]) -> str:
+def ceiling(record: dict, launch_floor_us: float, copy_gbps: float) -> float | None:
+    """The most a kernel could reach over the case's best peer: that peer's µs over an
+    empty kernel's plus the case's bytes at the copy rate (GB/s is bytes a ns)."""
+    peers = [us for us in (record.get("peers") or {}).values() if us]
+    if not peers or not record.get("bytes"):
+        return None
+    return min(peers) / (launch_floor_us + record["bytes"] / copy_gbps / 1e3)
+
+
+def digest(records: list[dict], meta: dict | None = None) -> str:
     """The issue's targets, a row per op and dtype: geomean and worst ours ÷ best peer,
     the big cases under their copy target, and the off-pack widths that fall more than
-    15% of GB/s under their aligned neighbour."""
+    15% of GB/s under their aligned neighbour; with the run's launch floor and copy
+    ceiling in ``meta``, the ratio no kernel could pass (``ceiling``)."""
     from ..record import geomean
 
     ok = [r for r in records if r["variant"] == "auto" and r["status"] == "ok"]
     by_key = {(r["op"], r["dtype"], r["shape"]["rows"], r["shape"]["N"]): r for r in ok}
+    floor, copy = (meta or {}).get("launch_floor_us"), (meta or {}).get("copy_gbps")
     lines = ["| op | dtype | cases | geomean × best peer | worst (shape) | ≥ 64 MB under the copy "
-             "target | off-pack widths > 15% under their neighbour |",
-             "|---|---|---:|---:|---|---|---|"]
+             "target | off-pack widths > 15% under their neighbour | ceiling: geomean (least) |",
+             "|---|---|---:|---:|---|---|---|---:|"]
     for op, dtype in sorted({(r["op"], r["dtype"]) for r in ok}):
         rows = [r for r in ok if (r["op"], r["dtype"]) == (op, dtype) and r.get("ratio")]
         if not rows:
@@ -105,7 +121,10 @@ def digest(records: list[dict]) -> str:
             base = by_key.get((op, dtype, r["shape"]["rows"], NEIGHBOURS.get(r["shape"]["N"], -1)))
             if base and base.get("gbps") and r.get("gbps") and r["gbps"] < (1 - NEIGHBOUR_DROP) * base["gbps"]:
                 drops.append(f"{r['shape']['rows']}×{r['shape']['N']} {r['gbps'] / base['gbps']:.2f}")
+        bounds = [ceiling(r, floor, copy) for r in rows] if floor and copy else []
+        bounds = [b for b in bounds if b]
+        bound = f"{geomean(bounds):.2f} ({min(bounds):.2f})" if bounds else "—"
         lines.append(f"| {op} | {dtype} | {len(rows)} | {geomean([r['ratio'] for r in rows]):.2f} | "
                      f"{worst['ratio']:.2f} ({worst['shape']['rows']}×{worst['shape']['N']}) | "
-                     f"{', '.join(slow) or 'none'} | {', '.join(drops) or 'none'} |")
+                     f"{', '.join(slow) or 'none'} | {', '.join(drops) or 'none'} | {bound} |")
     return "\n".join(lines) if len(lines) > 2 else ""

@@ -77,9 +77,9 @@ def cases(ctx) -> list:
 RATIO_CHART = ("tokens", "label")  # ours ÷ cuBLAS against M, a line per layer
 
 
-def digest(records: list[dict]) -> str:
+def digest(records: list[dict], meta: dict | None = None) -> str:
     """The table the issue states its targets in: auto ÷ cuBLAS by M, geomean and worst
-    over the layers, a row per dtype."""
+    over the layers, a row per dtype. (``meta``, the run's, is not needed here.)"""
     from ..record import geomean
 
     by: dict[tuple[str, int], list[float]] = {}

@@ -107,6 +107,7 @@ def test_list_names_every_suite(capsys):
     (["--variant", "no_such_rung"], r"--variant no_such_rung: suite models has no such variant "
                                     r"here; it has auto, reference"),
     (["--rep-ms", "0"], r"--rep-ms must be positive, got 0"),
+    (["--pad-us", "600"], r"--pad-us must be in \[0, 500\], got 600"),
     (["--device", "tpu"], r"--device 'tpu' is not a device; expected cpu, cuda or cuda:N"),
     (["--device", "meta"], r"--device 'meta': expected cpu, cuda or cuda:N, got a meta device"),
 ])

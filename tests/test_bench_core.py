@@ -69,6 +69,23 @@ def test_kernel_timer_names_its_flushes():
         timing.KernelTimer(CPU, flush="cold")
 
 
+def test_kernel_timer_takes_a_pad_it_can_give():
+    with pytest.raises(ValueError, match=r"pad_us must be in \[0, 500\], got -1"):
+        timing.KernelTimer(CPU, pad_us=-1)
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_kernel_timer_pads_every_call_at_least_as_asked():
+    """A common pad is the floor of each call's own: the figure stays the kernel's."""
+    x = torch.randn(2**20, device="cuda")
+    padded = timing.KernelTimer(torch.device("cuda"), rep_ms=20.0, pad_us=200.0).time(x.neg)
+    own = timing.KernelTimer(torch.device("cuda"), rep_ms=20.0).time(x.neg)
+    pad = float(padded.method.split("host ahead by ")[1].split(" us")[0])
+    assert pad >= 200.0, padded.method
+    assert padded.median_us < own.median_us + 5.0, (padded.median_us, own.median_us)
+
+
 @requires_cuda
 @pytest.mark.cuda
 def test_kernel_timer_without_a_flush_finds_the_inputs_in_l2():

@@ -17,10 +17,15 @@ kernel. This says, per call, which part is which:
 - ``kernels``: how many kernels a call launched.
 
 Each rep is the kernel timer's: the 256 MiB zero flush, a pad of idle spinning, the call.
-The flush's fill kernel marks where each rep starts in the trace.
+The flush's fill kernel marks where each rep starts in the trace. The kernel timer pads
+each call by twice its own enqueue time, so a call with a slow launcher (Liger's Python
+wrapper) idles the GPU longer after the flush than ours; ``--pads`` times every call
+after the same pads, several of them: if a call's kernel gets faster with a longer pad,
+the L2 was still writing the flush's dirty lines back, and the kernel timer's figures
+favour the slow launchers.
 
     python benchmarks/tune/norm_kernel_trace.py [--op rms_norm|layer_norm] [--width 4096]
-        [--rows 1 8 64 512] [--reps 100] [--out trace.json]
+        [--rows 1 8 64 512] [--pads 200] [--reps 100] [--out trace.json]
 """
 from __future__ import annotations
 
@@ -39,7 +44,7 @@ from torch_memopt.bench import results  # noqa: E402
 from torch_memopt.bench.environment import describe  # noqa: E402
 from torch_memopt.bench.timing import FLUSH_BYTES, SLEEP_CYCLES_PER_US  # noqa: E402
 
-PAD_US = 200.0  # idle spin before each call: over any call's enqueue time under the profiler
+PADS_US = (200.0,)  # idle spin before each call: over any call's enqueue time under the profiler
 FLUSH_KERNEL = "FillFunctor"  # the flush's zero_ kernel; no timed call launches one
 PAD_KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel (the pad, and the "empty kernel" call)
 
@@ -78,7 +83,7 @@ def split_reps(kernels: list[tuple[str, int, int]]) -> list[dict]:
     return out
 
 
-def trace(call, reps: int, flush: torch.Tensor) -> dict:
+def trace(call, reps: int, flush: torch.Tensor, pad_us: float) -> dict:
     """One call's reps under the profiler: medians of launch, kernel and event times."""
     for _ in range(3):  # warm: compile's autotuning, lazy module loads
         call()
@@ -88,7 +93,7 @@ def trace(call, reps: int, flush: torch.Tensor) -> dict:
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for start, end in zip(starts, ends):
             flush.zero_()
-            torch.cuda._sleep(int(PAD_US * SLEEP_CYCLES_PER_US))
+            torch.cuda._sleep(int(pad_us * SLEEP_CYCLES_PER_US))
             start.record()
             call()
             end.record()
@@ -110,6 +115,8 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=4096)
     parser.add_argument("--rows", type=int, nargs="*", default=[1, 8, 64, 512])
     parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--pads", type=float, nargs="*", default=list(PADS_US),
+                        help="µs of idle spinning before each call, each pad a run (default 200)")
     parser.add_argument("--peers", nargs="*", default=["liger", "compile"])
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
@@ -117,11 +124,14 @@ def main() -> None:
     records = []
     for rows in args.rows:
         for name, call in calls_for(rows, args.width, args.peers, args.op).items():
-            row = trace(call, args.reps, flush)
-            records.append({"op": args.op, "rows": rows, "N": args.width, "call": name, **row})
-            print(f"{rows:>5} x {args.width} {name:<18} launch {row['launch_us']:5.2f}  kernel "
-                  f"{row['kernel_us']:5.2f}  events {row['events_us']:5.2f}  "
-                  f"({row['kernels']:.0f} kernel{'s' if row['kernels'] != 1 else ''})", flush=True)
+            for pad_us in args.pads:
+                row = trace(call, args.reps, flush, pad_us)
+                records.append({"op": args.op, "rows": rows, "N": args.width, "call": name,
+                                "pad_us": pad_us, **row})
+                print(f"{rows:>5} x {args.width} {name:<18} pad {pad_us:5.0f}  launch "
+                      f"{row['launch_us']:5.2f}  kernel {row['kernel_us']:5.2f}  events "
+                      f"{row['events_us']:5.2f}  ({row['kernels']:.0f} kernel"
+                      f"{'s' if row['kernels'] != 1 else ''})", flush=True)
     if args.out:
         results.write(Path(args.out), results.json_safe({"meta": describe(torch.device("cuda")),
                                                           "records": records}))

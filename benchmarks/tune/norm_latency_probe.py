@@ -28,7 +28,7 @@ duration, launch path excluded, and where its warps stall).
 
     python benchmarks/tune/norm_latency_probe.py [--op rms_norm|layer_norm] [--width 4096]
         [--rows 1 8 ...] [--flush write|read|none]
-        [--evict-code] [--out probe.json] [--ncu]
+        [--evict-code] [--pad-us 200] [--out probe.json] [--ncu]
 """
 from __future__ import annotations
 
@@ -125,13 +125,16 @@ def main() -> None:
     parser.add_argument("--flush", choices=FLUSHES, default="write",
                         help="the kernel timer's L2 flush before each call (default write; "
                              "none: code and inputs stay where the last call left them)")
+    parser.add_argument("--pad-us", type=float, default=None,
+                        help="idle the GPU at least this long before every call, ours and the "
+                             "peers alike (default: twice each call's own enqueue time)")
     args = parser.parse_args()
     before = None
     if args.evict_code:
         sink = torch.empty(4 * 128 * torch.cuda.get_device_properties(0).multi_processor_count,
                            device="cuda")
         before = lambda: torch.ops.memopt_probe.code_fetch_evict(sink)  # noqa: E731
-    timer = KernelTimer(torch.device("cuda"), flush=args.flush, before=before)
+    timer = KernelTimer(torch.device("cuda"), flush=args.flush, before=before, pad_us=args.pad_us)
     records = []
     if args.ncu:
         profile_under_ncu([calls_for(rows, args.width, args.peers, args.op) for rows in args.rows])
@@ -140,7 +143,7 @@ def main() -> None:
         calls = calls_for(rows, args.width, args.peers, args.op)
         us = {name: timer.time(call).median_us for name, call in calls.items()}
         records.append({"op": args.op, "rows": rows, "N": args.width, "flush": args.flush,
-                        "code_evicted": args.evict_code, "us": us})
+                        "code_evicted": args.evict_code, "pad_us": args.pad_us, "us": us})
         print(f"{rows:>5} x {args.width}: " + "  ".join(f"{k} {v:.2f}" for k, v in us.items()), flush=True)
     if args.out and records:
         results.write(Path(args.out), results.json_safe({"meta": describe(torch.device("cuda")),

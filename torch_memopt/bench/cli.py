@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rep-ms", type=float, default=None,
                         help=f"ms of timed calls a median (default {timing.DEFAULT_REP_MS:g}; "
                              f"--quick {QUICK_REP_MS:g})")
+    parser.add_argument("--pad-us", type=float, default=None,
+                        help="idle the GPU at least this many µs before each timed call, every "
+                             "implementation alike (default: twice each call's own enqueue time)")
     parser.add_argument("--list", action="store_true", help="list the suites and exit")
     return parser
 
@@ -143,7 +146,7 @@ def cross_check_of(args) -> bool:
 
 def time_cases(todo: list, ctx: Context, meta: dict, args) -> tuple[list[dict], list]:
     """Every case run: the records (as dicts) and the Compare table's measurements."""
-    timer = timing.KernelTimer(ctx.device, rep_ms_of(args))
+    timer = timing.KernelTimer(ctx.device, rep_ms_of(args), pad_us=args.pad_us)
     cross = cross_check_of(args)
     bar = ProgressBar(total=sum(len(c.impls) for c in todo))
     records, measurements = [], []
@@ -216,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rep_ms is not None and args.rep_ms <= 0:
         parser.error(f"--rep-ms must be positive, got {args.rep_ms:g}")
+    if args.pad_us is not None and not 0 <= args.pad_us <= timing.MAX_PAD_US:
+        parser.error(f"--pad-us must be in [0, {timing.MAX_PAD_US:g}], got {args.pad_us:g}")
     names = choose_suites(parser, args.suites)
     device = choose_device(parser, args.device)
     ctx = make_context(parser, args, device)
@@ -232,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     meta["argv"] = list(sys.argv[1:] if argv is None else argv)
     meta["timing"] = ("median of per-call CUDA-event times, L2 flushed (256 MiB zeroed) before "
                       "each call, the GPU kept behind the host by twice the call's launch time"
+                      + (f" and at least {args.pad_us:g} µs" if args.pad_us is not None else "")
                       if device.type == "cuda" else "median of perf_counter per call")
     if meta["copy_gbps"]:
         print(f"{PROG}: device-to-device copy {meta['copy_gbps']:,.0f} GB/s (read + written): "

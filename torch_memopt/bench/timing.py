@@ -131,16 +131,25 @@ class KernelTimer:
     leaves it: the call finds its inputs, and its code, where its last call left them
     (a probe's contrast, not a benchmark figure). ``before``: GPU work queued after each
     flush and before the pad, untimed (a probe's eviction of the SMs' instruction caches).
+    ``pad_us``: the pad every call gets at least, whatever its own enqueue time (None:
+    each call's own, ``host_pad_us``). The pad is also how long the GPU idles between the
+    flush and the call; a call whose launcher is slow (a Python wrapper) idles longer, and
+    if the L2 writes its dirty flush lines back meanwhile, finds it cleaner. A common pad
+    takes that difference out of a comparison (benchmarks/tune/norm_kernel_trace.py
+    measures it).
     """
 
     def __init__(self, device: torch.device, rep_ms: float = DEFAULT_REP_MS,
-                 flush: str = "write", before: Call | None = None):
+                 flush: str = "write", before: Call | None = None, pad_us: float | None = None):
         if flush not in FLUSHES:
             raise ValueError(f"KernelTimer: flush must be one of {FLUSHES}, got {flush!r}")
+        if pad_us is not None and not 0 <= pad_us <= MAX_PAD_US:
+            raise ValueError(f"KernelTimer: pad_us must be in [0, {MAX_PAD_US:g}], got {pad_us}")
         self.device = torch.device(device)
         self.rep_ms = rep_ms
         self.flush = flush
         self.before = before
+        self.pad_us = pad_us
         self.on_cuda = self.device.type == "cuda"
         self._flush = None
 
@@ -161,6 +170,8 @@ class KernelTimer:
         for _ in range(warmup):
             call()
         pad_us = host_pad_us(call)
+        if self.pad_us is not None:
+            pad_us = max(pad_us, self.pad_us)
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         for start, end in zip(starts, ends):

@@ -117,7 +117,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="*", default=list(ROWS),
                         help=f"row counts (default {' '.join(map(str, ROWS))})")
     parser.add_argument("--out", default=None)
-    parser.add_argument("--ncu", action="store_true", help="warm each call, then run it 3 times untimed inside cudaProfilerStart/Stop")
+    parser.add_argument("--ncu", action="store_true",
+                        help="warm each call, then run it 3 times untimed inside "
+                             "cudaProfilerStart/Stop")
     parser.add_argument("--peers", nargs="*", default=["liger", "compile"],
                         help="peers to time beside ours (default: liger compile)")
     parser.add_argument("--evict-code", action="store_true",

@@ -3,7 +3,8 @@
 ``optimize_(model)`` swaps, in place, the ``torch.nn`` modules memopt has a drop-in for
 (``Linear``, ``LayerNorm``, ``RMSNorm``, ``Softmax``) and modules of other libraries
 recognized by what they compute (RMSNorms such as Hugging Face's LlamaRMSNorm;
-``x @ weight + bias`` layers such as GPT-2's Conv1D), and records what it replaced and
+``x @ weight + bias`` layers such as GPT-2's Conv1D), then fuses each MLP's activation
+into the linear before it (torch_memopt/fuse.py), and records what it replaced and
 what it skipped, and why: ``last_report()``.
 
 ``enable()`` is for models that call the functionals: inside ``with enable():``,
@@ -258,12 +259,15 @@ def _replacement(module: nn.Module, kinds: dict[str, bool]) -> tuple[Optional[nn
 
 
 def optimize_(model: nn.Module, *, linear: bool = True, layer_norm: bool = True,
-              rms_norm: bool = True, softmax: bool = True,
+              rms_norm: bool = True, softmax: bool = True, activations: bool = True,
               filter_fn: Optional[Callable[[str, nn.Module], bool]] = None) -> nn.Module:
     """Swap ``model``'s Linear / LayerNorm / RMSNorm / Softmax modules for memopt's, in
-    place, sharing their parameters; returns ``model``. ``filter_fn(name, module)``
-    returning False keeps a module. What was replaced and skipped: ``last_report()``.
-    The root module itself is never replaced (there is no parent to hold the new one)."""
+    place, sharing their parameters; returns ``model``. ``activations``: then fuse each
+    MLP's activation into the linear before it (torch_memopt/fuse.py: a parent computing
+    ``act(linear(x))``, ``fc2(act(fc1(x)))`` or ``down(act(gate(x)) * up(x))``, judged by
+    its output). ``filter_fn(name, module)`` returning False keeps a module. What was
+    replaced and skipped: ``last_report()``. The root module itself is never replaced
+    (there is no parent to hold the new one)."""
     global _last_report
     kinds = {"linear": linear, "layer_norm": layer_norm, "rms_norm": rms_norm, "softmax": softmax}
     report = Report()
@@ -278,8 +282,27 @@ def optimize_(model: nn.Module, *, linear: bool = True, layer_norm: bool = True,
                 report.entries.append(Entry(name, type(child).__name__, type(new).__name__))
             elif why:
                 report.entries.append(Entry(name, type(child).__name__, reason=why))
+    if activations and linear:
+        _fuse_activations(model, report, filter_fn)
     _last_report = report
     return model
+
+
+def _fuse_activations(model: nn.Module, report: Report,
+                      filter_fn: Optional[Callable[[str, nn.Module], bool]]) -> None:
+    """optimize_'s second pass (torch_memopt/fuse.py), after the linears are memopt's."""
+    from torch_memopt import fuse
+
+    for parent_name, parent in list(model.named_modules()):
+        for child_name, child in list(parent.named_children()):
+            name = f"{parent_name}.{child_name}" if parent_name else child_name
+            if filter_fn is not None and not filter_fn(name, child):
+                continue
+            fused = fuse.fused_for(child)
+            if fused is not None:
+                setattr(parent, child_name, fused)
+                report.entries.append(Entry(name, type(child).__name__,
+                                            f"{type(fused).__name__}({fused.activation})"))
 
 
 # --- enable(): the function mode -----------------------------------------------------------

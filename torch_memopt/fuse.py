@@ -1,0 +1,206 @@
+"""``optimize_``'s second pass: a linear layer and the activation after it, in one
+``memopt::linear`` with the activation as its epilogue.
+
+Models apply their MLP's activation in the forward code of a parent module, not as a
+layer memopt could swap alone: Hugging Face's BertIntermediate and ViTIntermediate
+(``act(dense(x))``), GPT-2's MLP and timm's Mlp (``fc2(act(fc1(x)))``, dropouts between),
+Llama's gated MLP (``down(act(gate(x)) * up(x))``). Unfused, the activation is a kernel
+of its own that reads and writes the whole hidden tensor again: in BERT base's prefill
+(8 × 512 tokens) eager's GELU took 205 µs of 4529 µs of kernels (H200,
+benchmarks/results/tune/e2e_profile_bert_h200.json), and ``optimize_`` left it there.
+
+A parent is fused only when its own output, on fresh random input, is bit for bit what
+the candidate composition of its children gives (behaviour, as the other swaps of
+``optimize_`` are judged, not class names), and only three shapes are tried: a linear
+then an activation; two linears around an activation (Dropout / Identity children
+allowed, checked in eval mode); three linears and an activation, gated. The activation
+is recognized by what it computes: relu, gelu (erf), gelu_tanh or silu. The fused module
+keeps the parent's children under their names (the same state_dict keys) and runs the
+parent itself for a call memopt cannot take, one that needs a gradient, or in training
+mode (where dropout acts).
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from torch_memopt import nn as mnn
+from torch_memopt import ops
+from torch_memopt._routing import routable
+from torch_memopt.patch import MatmulOf
+
+# memopt::linear's epilogues, each with the stock function it must match.
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "silu": F.silu,
+}
+_PASSTHROUGH = (nn.Dropout, nn.Identity)
+
+
+@torch.no_grad()
+def activation_of(module: nn.Module) -> Optional[str]:
+    """The epilogue name of a module without parameters, buffers or children that computes one of
+    ``ACTIVATIONS`` (on fresh float32 input spanning ±6), else None. gelu and gelu_tanh
+    differ by up to ~5e-4 there, far above the 1e-6 tolerance."""
+    if list(module.parameters()) or list(module.buffers()) or list(module.children()) or \
+            isinstance(module, _PASSTHROUGH):
+        return None
+    generator = torch.Generator().manual_seed(0)
+    x = torch.rand(257, generator=generator) * 12 - 6
+    try:
+        got = module(x)
+    except Exception:
+        return None
+    if not isinstance(got, torch.Tensor) or got.shape != x.shape:
+        return None
+    for name, fn in ACTIVATIONS.items():
+        if torch.allclose(got, fn(x), rtol=1e-6, atol=1e-6):
+            return name
+    return None
+
+
+def linear_parts(module: nn.Module) -> Optional[tuple[torch.Tensor, Optional[torch.Tensor]]]:
+    """(weight [N, K], bias or None) of a module ``memopt::linear`` can run as it is: a
+    torch or memopt Linear (exactly: a subclass may compute something else, a LoRA
+    layer) or a ``x @ weight + bias`` module optimize_ wrapped (``MatmulOf``, weight
+    [K, N], read transposed in place)."""
+    if type(module) in (nn.Linear, mnn.Linear):
+        return module.weight, module.bias
+    if type(module) is MatmulOf:
+        return module.weight.t(), module.bias
+    return None
+
+
+class _Fused(nn.Module):
+    """What the fused modules share: the parent's children under their own names (the
+    same state_dict keys), the parent itself (not a child) for the calls memopt does not
+    take, and the activation's name."""
+
+    def __init__(self, parent: nn.Module, activation: str) -> None:
+        super().__init__()
+        for name, child in parent.named_children():
+            self.add_module(name, child)
+        object.__setattr__(self, "original", parent)
+        self.activation = activation
+        self.training = parent.training
+
+    def _takes(self, x: torch.Tensor, *linears: nn.Module) -> bool:
+        if self.training or x.dim() < 1:
+            return False
+        return all(routable(x, *linear_parts(m)) for m in linears)
+
+    def extra_repr(self) -> str:
+        return f"{type(self.original).__name__}, activation={self.activation!r}"
+
+
+class LinearAct(_Fused):
+    """``act(linear(x))`` as one ``memopt::linear`` with the activation as its epilogue."""
+
+    def __init__(self, parent: nn.Module, linear: str, activation: str) -> None:
+        super().__init__(parent, activation)
+        self.linear_name = linear
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        linear = getattr(self, self.linear_name)
+        if not self._takes(x, linear):
+            return self.original(x)
+        return ops.linear(x, *linear_parts(linear), activation=self.activation)
+
+
+class MLPAct(_Fused):
+    """``second(act(first(x)))`` with the activation fused into the first linear."""
+
+    def __init__(self, parent: nn.Module, first: str, second: str, activation: str) -> None:
+        super().__init__(parent, activation)
+        self.first_name, self.second_name = first, second
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        first = getattr(self, self.first_name)
+        if not self._takes(x, first):
+            return self.original(x)
+        hidden = ops.linear(x, *linear_parts(first), activation=self.activation)
+        return getattr(self, self.second_name)(hidden)
+
+
+class GatedMLPAct(_Fused):
+    """``down(act(gate(x)) * up(x))`` (Llama's MLP) with the activation fused into gate."""
+
+    def __init__(self, parent: nn.Module, gate: str, up: str, down: str, activation: str) -> None:
+        super().__init__(parent, activation)
+        self.gate_name, self.up_name, self.down_name = gate, up, down
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gate = getattr(self, self.gate_name)
+        if not self._takes(x, gate):
+            return self.original(x)
+        gated = ops.linear(x, *linear_parts(gate), activation=self.activation)
+        return getattr(self, self.down_name)(gated * getattr(self, self.up_name)(x))
+
+
+def _candidates(parent: nn.Module):
+    """(fused module factory, the composition of the parent's children it stands for)
+    for each shape the parent's children allow."""
+    children = dict(parent.named_children())
+    linears = [n for n, m in children.items() if linear_parts(m) is not None]
+    acts = {n: a for n, m in children.items() if (a := activation_of(m)) is not None}
+    others = [n for n in children if n not in linears and n not in acts]
+    if len(acts) != 1:
+        return
+    (act_name, act), = acts.items()
+    run = {n: children[n] for n in children}
+    if len(linears) == 1 and not others:
+        lin = linears[0]
+        yield (lambda: LinearAct(parent, lin, act)), lambda x: run[act_name](run[lin](x))
+    passthrough = all(isinstance(children[n], _PASSTHROUGH) for n in others)
+    if len(linears) == 2 and passthrough:
+        for a, b in itertools.permutations(linears):
+            yield ((lambda a=a, b=b: MLPAct(parent, a, b, act)),
+                   lambda x, a=a, b=b: run[b](run[act_name](run[a](x))))
+    if len(linears) == 3 and not others:
+        for g, u, d in itertools.permutations(linears):
+            yield ((lambda g=g, u=u, d=d: GatedMLPAct(parent, g, u, d, act)),
+                   lambda x, g=g, u=u, d=d: run[d](run[act_name](run[g](x)) * run[u](x)))
+
+
+@torch.no_grad()
+def fused_for(parent: nn.Module) -> Optional[_Fused]:
+    """The fused module standing for ``parent``, or None: the first candidate whose
+    composition equals ``parent(x)`` bit for bit on fresh random input, in eval mode."""
+    if isinstance(parent, _Fused) or list(parent.parameters(recurse=False)) or \
+            list(parent.buffers(recurse=False)):
+        return None
+    candidates = list(_candidates(parent))
+    if not candidates:
+        return None
+    first = next(m for m in parent.children() if linear_parts(m) is not None)
+    weight, _ = linear_parts(first)
+    generator = torch.Generator(device=weight.device).manual_seed(0)
+    was_training = parent.training
+    parent.eval()
+    try:
+        widths = {linear_parts(m)[0].shape[1] for m in parent.children() if linear_parts(m)}
+        for width in widths:
+            x = torch.randn(3, width, device=weight.device, dtype=weight.dtype, generator=generator)
+            try:
+                got = parent(x)
+            except Exception:
+                continue
+            for make, composition in candidates:
+                try:
+                    expected = composition(x)
+                except Exception:
+                    continue
+                if isinstance(got, torch.Tensor) and got.shape == expected.shape and \
+                        torch.equal(got, expected):
+                    fused = make()
+                    fused.train(was_training)
+                    return fused
+        return None
+    finally:
+        parent.train(was_training)

@@ -92,6 +92,10 @@ def test_the_fused_module_runs_the_original_where_memopt_does_not():
     stock = copy.deepcopy(model)
     torch_memopt.optimize_(model)
     assert isinstance(model.mlp, fuse.MLPAct)
+    model.eval()
+    assert not model.mlp.original.training and not model.mlp.drop.training
+    model.train()
+    assert model.mlp.original.training and model.mlp.drop.training
     x = torch.randn(4, 16)
     with torch_memopt.use_cpu_kernels(), torch.no_grad():
         # training mode: the parent's own forward, its dropouts acting (same random stream);

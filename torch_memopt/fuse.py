@@ -90,6 +90,12 @@ class _Fused(nn.Module):
         self.activation = activation
         self.training = parent.training
 
+    def train(self, mode: bool = True) -> "_Fused":
+        # the parent is not a child: its own flag follows by hand (its children are ours)
+        super().train(mode)
+        self.original.train(mode)
+        return self
+
     def _takes(self, x: torch.Tensor, *linears: nn.Module) -> bool:
         if self.training or x.dim() < 1:
             return False

@@ -125,3 +125,15 @@ def test_optimize_without_activations_and_twice():
     torch_memopt.optimize_(model)  # nothing left to fuse: a fused module is not fused again
     assert not any("Act(" in e.replacement for e in torch_memopt.last_report().replaced)
     assert isinstance(model.inter, fuse.LinearAct) and type(model.inter.dense) is not fuse.LinearAct
+
+
+def test_a_linear_with_hooks_runs_through_its_own_forward():
+    """A fused call would skip the linear's hooks (tensor parallelism puts its input and
+    output conversions there): with one registered, the parent runs as it is."""
+    model = Model().eval()
+    torch_memopt.optimize_(model)
+    seen = []
+    model.inter.dense.register_forward_hook(lambda module, args, out: seen.append(out.shape))
+    with torch.inference_mode(), torch_memopt.use_cpu_kernels():
+        model.inter(torch.randn(3, 16))
+    assert seen == [torch.Size([3, 48])]

@@ -16,8 +16,9 @@ then an activation; two linears around an activation (Dropout / Identity childre
 allowed, checked in eval mode); three linears and an activation, gated. The activation
 is recognized by what it computes: relu, gelu (erf), gelu_tanh or silu. The fused module
 keeps the parent's children under their names (the same state_dict keys) and runs the
-parent itself for a call memopt cannot take, one that needs a gradient, or in training
-mode (where dropout acts).
+parent itself for a call memopt cannot take, one that needs a gradient, in training
+mode (where dropout acts), or where the linear it fuses has hooks or DTensor parameters
+(tensor parallelism's conversions live in hooks on the linear).
 """
 from __future__ import annotations
 
@@ -32,6 +33,11 @@ from torch_memopt import nn as mnn
 from torch_memopt import ops
 from torch_memopt._routing import routable
 from torch_memopt.patch import MatmulOf
+
+try:
+    from torch.distributed.tensor import DTensor
+except ImportError:  # a build without torch.distributed
+    DTensor = ()
 
 # memopt::linear's epilogues, each with the stock function it must match.
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -77,6 +83,14 @@ def linear_parts(module: nn.Module) -> Optional[tuple[torch.Tensor, Optional[tor
     return None
 
 
+def runs_alone(linear: nn.Module) -> bool:
+    """Whether a fused call may stand in for ``linear``'s own: no hooks on it (the fused
+    call would skip them: tensor parallelism's input and output conversions, PEFT,
+    observers) and no DTensor parameter (a sharded layer runs through its own forward)."""
+    return not (linear._forward_hooks or linear._forward_pre_hooks) and \
+        not any(isinstance(p, DTensor) for p in linear.parameters(recurse=False))
+
+
 class _Fused(nn.Module):
     """What the fused modules share: the parent's children under their own names (the
     same state_dict keys), the parent itself (not a child) for the calls memopt does not
@@ -99,7 +113,7 @@ class _Fused(nn.Module):
     def _takes(self, x: torch.Tensor, *linears: nn.Module) -> bool:
         if self.training or x.dim() < 1:
             return False
-        return all(routable(x, *linear_parts(m)) for m in linears)
+        return all(runs_alone(m) and routable(x, *linear_parts(m)) for m in linears)
 
     def extra_repr(self) -> str:
         return f"{type(self.original).__name__}, activation={self.activation!r}"

@@ -32,7 +32,7 @@ from torch import nn
 from torch_memopt import nn as mnn
 from torch_memopt import ops
 from torch_memopt._routing import routable
-from torch_memopt.patch import MatmulOf
+from torch_memopt.patch import MatmulOf, _probe
 
 try:
     from torch.distributed.tensor import DTensor
@@ -173,19 +173,19 @@ def _candidates(parent: nn.Module):
     if len(acts) != 1:
         return
     (act_name, act), = acts.items()
-    run = {n: children[n] for n in children}
     if len(linears) == 1 and not others:
         lin = linears[0]
-        yield (lambda: LinearAct(parent, lin, act)), lambda x: run[act_name](run[lin](x))
+        yield (lambda: LinearAct(parent, lin, act)), lambda x: children[act_name](children[lin](x))
     passthrough = all(isinstance(children[n], _PASSTHROUGH) for n in others)
     if len(linears) == 2 and passthrough:
         for a, b in itertools.permutations(linears):
             yield ((lambda a=a, b=b: MLPAct(parent, a, b, act)),
-                   lambda x, a=a, b=b: run[b](run[act_name](run[a](x))))
+                   lambda x, a=a, b=b: children[b](children[act_name](children[a](x))))
     if len(linears) == 3 and not others:
         for g, u, d in itertools.permutations(linears):
             yield ((lambda g=g, u=u, d=d: GatedMLPAct(parent, g, u, d, act)),
-                   lambda x, g=g, u=u, d=d: run[d](run[act_name](run[g](x)) * run[u](x)))
+                   lambda x, g=g, u=u, d=d: children[d](
+                       children[act_name](children[g](x)) * children[u](x)))
 
 
 @torch.no_grad()
@@ -198,18 +198,13 @@ def fused_for(parent: nn.Module) -> Optional[_Fused]:
     candidates = list(_candidates(parent))
     if not candidates:
         return None
-    first = next(m for m in parent.children() if linear_parts(m) is not None)
-    weight, _ = linear_parts(first)
-    generator = torch.Generator(device=weight.device).manual_seed(0)
+    weights = [parts[0] for m in parent.children() if (parts := linear_parts(m)) is not None]
     was_training = parent.training
     parent.eval()
     try:
-        widths = {linear_parts(m)[0].shape[1] for m in parent.children() if linear_parts(m)}
-        for width in widths:
-            x = torch.randn(3, width, device=weight.device, dtype=weight.dtype, generator=generator)
-            try:
-                got = parent(x)
-            except Exception:
+        for width in {w.shape[1] for w in weights}:
+            x, got = _probe(parent, (3, width), weights[0].device, weights[0].dtype)
+            if got is None:
                 continue
             for make, composition in candidates:
                 try:

@@ -271,17 +271,15 @@ def optimize_(model: nn.Module, *, linear: bool = True, layer_norm: bool = True,
     global _last_report
     kinds = {"linear": linear, "layer_norm": layer_norm, "rms_norm": rms_norm, "softmax": softmax}
     report = Report()
-    for parent_name, parent in list(model.named_modules()):
-        for child_name, child in list(parent.named_children()):
-            name = f"{parent_name}.{child_name}" if parent_name else child_name
-            new, why = _replacement(child, kinds)
-            if new is not None and filter_fn is not None and not filter_fn(name, child):
-                new, why = None, "filter_fn"
-            if new is not None:
-                setattr(parent, child_name, new)
-                report.entries.append(Entry(name, type(child).__name__, type(new).__name__))
-            elif why:
-                report.entries.append(Entry(name, type(child).__name__, reason=why))
+    for name, parent, child_name, child in _children(model):
+        new, why = _replacement(child, kinds)
+        if new is not None and filter_fn is not None and not filter_fn(name, child):
+            new, why = None, "filter_fn"
+        if new is not None:
+            setattr(parent, child_name, new)
+            report.entries.append(Entry(name, type(child).__name__, type(new).__name__))
+        elif why:
+            report.entries.append(Entry(name, type(child).__name__, reason=why))
     if activations and linear:
         _fuse_activations(model, report, filter_fn)
     _last_report = report
@@ -293,16 +291,24 @@ def _fuse_activations(model: nn.Module, report: Report,
     """optimize_'s second pass (torch_memopt/fuse.py), after the linears are memopt's."""
     from torch_memopt import fuse
 
+    for name, parent, child_name, child in _children(model):
+        if filter_fn is not None and not filter_fn(name, child):
+            continue
+        fused = fuse.fused_for(child)
+        if fused is not None:
+            setattr(parent, child_name, fused)
+            report.entries.append(Entry(name, type(child).__name__,
+                                        f"{type(fused).__name__}({fused.activation})"))
+
+
+def _children(model: nn.Module):
+    """(dotted name, parent, attribute name, child) for every module under ``model``, the
+    root excepted; the modules listed before any is replaced, each parent's children as
+    its turn comes (so a pass may swap them)."""
     for parent_name, parent in list(model.named_modules()):
         for child_name, child in list(parent.named_children()):
             name = f"{parent_name}.{child_name}" if parent_name else child_name
-            if filter_fn is not None and not filter_fn(name, child):
-                continue
-            fused = fuse.fused_for(child)
-            if fused is not None:
-                setattr(parent, child_name, fused)
-                report.entries.append(Entry(name, type(child).__name__,
-                                            f"{type(fused).__name__}({fused.activation})"))
+            yield name, parent, child_name, child
 
 
 # --- enable(): the function mode -----------------------------------------------------------

@@ -91,20 +91,19 @@ def runs_alone(linear: nn.Module) -> bool:
         not any(isinstance(p, DTensor) for p in linear.parameters(recurse=False))
 
 
-class _Fused(nn.Module):
-    """What the fused modules share: the parent's children under their own names (the
-    same state_dict keys), the parent itself (not a child) for the calls memopt does not
-    take, and the activation's name."""
+class Fused(nn.Module):
+    """What the fused modules share (here and in fuse_add_norm.py): the parent's children
+    under their own names (the same state_dict keys), the parent itself (not a child) for
+    the calls memopt does not take."""
 
-    def __init__(self, parent: nn.Module, activation: str) -> None:
+    def __init__(self, parent: nn.Module) -> None:
         super().__init__()
         for name, child in parent.named_children():
             self.add_module(name, child)
         object.__setattr__(self, "original", parent)
-        self.activation = activation
         self.training = parent.training
 
-    def train(self, mode: bool = True) -> "_Fused":
+    def train(self, mode: bool = True) -> "Fused":
         # the parent is not a child: its own flag follows by hand (its children are ours)
         super().train(mode)
         self.original.train(mode)
@@ -115,11 +114,26 @@ class _Fused(nn.Module):
             return False
         return all(runs_alone(m) and routable(x, *linear_parts(m)) for m in linears)
 
+    def summary(self) -> str:
+        """What was fused, for optimize_'s report."""
+        raise NotImplementedError
+
     def extra_repr(self) -> str:
-        return f"{type(self.original).__name__}, activation={self.activation!r}"
+        return f"{type(self.original).__name__}, {self.summary()}"
 
 
-class LinearAct(_Fused):
+class _Activated(Fused):
+    """A fused module with an activation epilogue."""
+
+    def __init__(self, parent: nn.Module, activation: str) -> None:
+        super().__init__(parent)
+        self.activation = activation
+
+    def summary(self) -> str:
+        return self.activation
+
+
+class LinearAct(_Activated):
     """``act(linear(x))`` as one ``memopt::linear`` with the activation as its epilogue."""
 
     def __init__(self, parent: nn.Module, linear: str, activation: str) -> None:
@@ -133,7 +147,7 @@ class LinearAct(_Fused):
         return ops.linear(x, *linear_parts(linear), activation=self.activation)
 
 
-class MLPAct(_Fused):
+class MLPAct(_Activated):
     """``second(act(first(x)))`` with the activation fused into the first linear."""
 
     def __init__(self, parent: nn.Module, first: str, second: str, activation: str) -> None:
@@ -148,7 +162,7 @@ class MLPAct(_Fused):
         return getattr(self, self.second_name)(hidden)
 
 
-class GatedMLPAct(_Fused):
+class GatedMLPAct(_Activated):
     """``down(act(gate(x)) * up(x))`` (Llama's MLP) with the activation fused into gate."""
 
     def __init__(self, parent: nn.Module, gate: str, up: str, down: str, activation: str) -> None:
@@ -189,10 +203,10 @@ def _candidates(parent: nn.Module):
 
 
 @torch.no_grad()
-def fused_for(parent: nn.Module) -> Optional[_Fused]:
+def fused_for(parent: nn.Module) -> Optional[Fused]:
     """The fused module standing for ``parent``, or None: the first candidate whose
     composition equals ``parent(x)`` bit for bit on fresh random input, in eval mode."""
-    if isinstance(parent, _Fused) or list(parent.parameters(recurse=False)) or \
+    if isinstance(parent, Fused) or list(parent.parameters(recurse=False)) or \
             list(parent.buffers(recurse=False)):
         return None
     candidates = list(_candidates(parent))

@@ -260,12 +260,15 @@ def _replacement(module: nn.Module, kinds: dict[str, bool]) -> tuple[Optional[nn
 
 def optimize_(model: nn.Module, *, linear: bool = True, layer_norm: bool = True,
               rms_norm: bool = True, softmax: bool = True, activations: bool = True,
+              add_norms: bool = True,
               filter_fn: Optional[Callable[[str, nn.Module], bool]] = None) -> nn.Module:
     """Swap ``model``'s Linear / LayerNorm / RMSNorm / Softmax modules for memopt's, in
     place, sharing their parameters; returns ``model``. ``activations``: then fuse each
     MLP's activation into the linear before it (torch_memopt/fuse.py: a parent computing
     ``act(linear(x))``, ``fc2(act(fc1(x)))`` or ``down(act(gate(x)) * up(x))``, judged by
-    its output). ``filter_fn(name, module)`` returning False keeps a module. What was
+    its output). ``add_norms``: fuse the residual add into the norm after it where a
+    parent computes ``norm(linear(h) + residual)`` (torch_memopt/fuse_add_norm.py: BERT's
+    output blocks). ``filter_fn(name, module)`` returning False keeps a module. What was
     replaced and skipped: ``last_report()``. The root module itself is never replaced
     (there is no parent to hold the new one)."""
     global _last_report
@@ -280,25 +283,33 @@ def optimize_(model: nn.Module, *, linear: bool = True, layer_norm: bool = True,
             report.entries.append(Entry(name, type(child).__name__, type(new).__name__))
         elif why:
             report.entries.append(Entry(name, type(child).__name__, reason=why))
-    if activations and linear:
-        _fuse_activations(model, report, filter_fn)
+    if linear and (activations or add_norms):
+        _fuse(model, report, filter_fn, activations,
+              {k for k in ("layer_norm", "rms_norm") if add_norms and kinds[k]})
     _last_report = report
     return model
 
 
-def _fuse_activations(model: nn.Module, report: Report,
-                      filter_fn: Optional[Callable[[str, nn.Module], bool]]) -> None:
-    """optimize_'s second pass (torch_memopt/fuse.py), after the linears are memopt's."""
-    from torch_memopt import fuse
+def _fuse(model: nn.Module, report: Report,
+          filter_fn: Optional[Callable[[str, nn.Module], bool]], activations: bool,
+          add_norms: set[str]) -> None:
+    """optimize_'s second pass, after the linears and norms are memopt's: activation
+    epilogues (torch_memopt/fuse.py) and residual adds into norms (fuse_add_norm.py, for
+    the norm kinds in ``add_norms``)."""
+    from torch_memopt import fuse, fuse_add_norm
 
     for name, parent, child_name, child in _children(model):
         if filter_fn is not None and not filter_fn(name, child):
             continue
-        fused = fuse.fused_for(child)
+        fused = fuse.fused_for(child) if activations else None
+        if fused is None and add_norms:
+            fused = fuse_add_norm.fused_add_norm_for(child)
+            if fused is not None and fused.kind not in add_norms:
+                fused = None
         if fused is not None:
             setattr(parent, child_name, fused)
             report.entries.append(Entry(name, type(child).__name__,
-                                        f"{type(fused).__name__}({fused.activation})"))
+                                        f"{type(fused).__name__}({fused.summary()})"))
 
 
 def _children(model: nn.Module):

@@ -148,3 +148,14 @@ def test_bert_fuses_both_output_blocks_of_every_layer():
     with torch.inference_mode(), torch_memopt.use_cpu_kernels(), count_memopt_calls() as calls:
         real.model(**inputs)
     assert calls["add_layer_norm"] == 2 * layers, dict(calls)
+
+
+def test_compile_fullgraph_traces_the_fused_block():
+    block, stock = _fused_block()
+    torch._dynamo.reset()
+    compiled = torch.compile(block, fullgraph=True)
+    hidden, residual = torch.randn(2, 5, 24), torch.randn(2, 5, 16)
+    with torch.no_grad(), torch_memopt.use_cpu_kernels():
+        got = compiled(hidden, residual)
+        ref = stock(hidden, residual)
+    torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-4)

@@ -159,3 +159,16 @@ def test_compile_fullgraph_traces_the_fused_block():
         got = compiled(hidden, residual)
         ref = stock(hidden, residual)
     torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_a_call_with_keywords_runs_the_parent():
+    """The fused module takes the parent's positional form only; keywords (or a parent's
+    optional arguments) go to the parent's own forward, with the same result."""
+    block, stock = _fused_block()
+    hidden, residual = torch.randn(3, 24), torch.randn(3, 16)
+    with torch.inference_mode(), torch_memopt.use_cpu_kernels():
+        with count_memopt_calls() as calls:
+            got = block(hidden, residual=residual)
+        ref = stock(hidden, residual)
+    assert calls == {"linear": 1, "layer_norm": 1}, dict(calls)
+    torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5)

@@ -109,8 +109,20 @@ class Fused(nn.Module):
         self.original.train(mode)
         return self
 
+    # The positional tensors the fused computation takes. Any other call (keywords, a
+    # parent's optional arguments) runs the parent itself.
+    arity = 1
+
+    def forward(self, *args, **kwargs):
+        if kwargs or len(args) != self.arity:
+            return self.original(*args, **kwargs)
+        return self.run_fused(*args)
+
+    def run_fused(self, *args):
+        raise NotImplementedError
+
     def _takes(self, x: torch.Tensor, *linears: nn.Module) -> bool:
-        if self.training or x.dim() < 1:
+        if self.training or not isinstance(x, torch.Tensor) or x.dim() < 1:
             return False
         return all(runs_alone(m) and routable(x, *linear_parts(m)) for m in linears)
 
@@ -140,7 +152,7 @@ class LinearAct(_Activated):
         super().__init__(parent, activation)
         self.linear_name = linear
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def run_fused(self, x: torch.Tensor) -> torch.Tensor:
         linear = getattr(self, self.linear_name)
         if not self._takes(x, linear):
             return self.original(x)
@@ -154,7 +166,7 @@ class MLPAct(_Activated):
         super().__init__(parent, activation)
         self.first_name, self.second_name = first, second
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def run_fused(self, x: torch.Tensor) -> torch.Tensor:
         first = getattr(self, self.first_name)
         if not self._takes(x, first):
             return self.original(x)
@@ -169,7 +181,7 @@ class GatedMLPAct(_Activated):
         super().__init__(parent, activation)
         self.gate_name, self.up_name, self.down_name = gate, up, down
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def run_fused(self, x: torch.Tensor) -> torch.Tensor:
         gate = getattr(self, self.gate_name)
         if not self._takes(x, gate):
             return self.original(x)

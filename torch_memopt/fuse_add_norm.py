@@ -53,7 +53,9 @@ class LinearAddNorm(Fused):
     def summary(self) -> str:
         return f"add_{self.kind}"
 
-    def forward(self, hidden: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+    arity = 2
+
+    def run_fused(self, hidden: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
         linear, norm = getattr(self, self.linear_name), getattr(self, self.norm_name)
         params = (norm.weight, norm.bias) if self.kind == "layer_norm" else (norm.weight,)
         if not (self._takes(hidden, linear) and runs_alone(norm)

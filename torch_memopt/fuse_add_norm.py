@@ -46,14 +46,14 @@ class LinearAddNorm(Fused):
     """``norm(linear(h) + residual)``: memopt::linear, then the add and the norm in one
     pass."""
 
+    arity = 2  # (hidden, residual), as BERT's blocks are called
+
     def __init__(self, parent: nn.Module, linear: str, norm: str, kind: str) -> None:
         super().__init__(parent)
         self.linear_name, self.norm_name, self.kind = linear, norm, kind
 
     def summary(self) -> str:
         return f"add_{self.kind}"
-
-    arity = 2
 
     def run_fused(self, hidden: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
         linear, norm = getattr(self, self.linear_name), getattr(self, self.norm_name)

@@ -16,7 +16,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import torch_memopt
-from torch_memopt.bench import model_zoo
+from torch_memopt.bench import model_zoo, timing
 
 
 def kernel_us(model, inputs, reps: int = 5) -> dict[str, float]:
@@ -36,24 +36,6 @@ def kernel_us(model, inputs, reps: int = 5) -> dict[str, float]:
     return dict(totals)
 
 
-def wall_us(model, inputs, reps: int = 10) -> float:
-    """µs a prefill between CUDA events, host work included, no profiler: against the
-    kernels' sum it says how much of the call the GPU sits idle waiting for the host."""
-    with torch.inference_mode():
-        for _ in range(3):
-            model(**inputs)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(reps):
-            torch.cuda.synchronize()
-            start.record()
-            model(**inputs)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1e3)
-    return sorted(times)[len(times) // 2]
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="bert", choices=sorted(model_zoo.BUILDERS))
@@ -67,8 +49,13 @@ def main(argv=None) -> int:
     ours = copy.deepcopy(real.model)
     torch_memopt.optimize_(ours)
     result = {"model": args.model, "eager": kernel_us(real.model, inputs),
-              "optimize_": kernel_us(ours, inputs),
-              "wall_us": {"eager": wall_us(real.model, inputs), "optimize_": wall_us(ours, inputs)}}
+              "optimize_": kernel_us(ours, inputs)}
+    # Whole calls between CUDA events, host work included, no profiler, in turns (as the
+    # e2e suite times them): against the kernels' sum, how long the GPU waits on the host.
+    with torch.inference_mode():
+        wall_ms = timing.interleaved_median_ms({"eager": lambda: real.model(**inputs),
+                                                "optimize_": lambda: ours(**inputs)}, 10, "cuda")
+    result["wall_us"] = {name: ms * 1e3 for name, ms in wall_ms.items()}
     for name in ("eager", "optimize_"):
         table = result[name]
         print(f"== {args.model} {name}: {sum(table.values()):.0f} µs of kernels a prefill, "

@@ -91,6 +91,13 @@ def runs_alone(linear: nn.Module) -> bool:
         not any(isinstance(p, DTensor) for p in linear.parameters(recurse=False))
 
 
+def fusable(parent: nn.Module) -> bool:
+    """Whether a parent may be fused at all: not fused already, and no parameters or
+    buffers of its own (the fused module holds only the parent's children)."""
+    return not isinstance(parent, Fused) and not list(parent.parameters(recurse=False)) and \
+        not list(parent.buffers(recurse=False))
+
+
 class Fused(nn.Module):
     """What the fused modules share (here and in fuse_add_norm.py): the parent's children
     under their own names (the same state_dict keys), the parent itself (not a child) for
@@ -218,8 +225,7 @@ def _candidates(parent: nn.Module):
 def fused_for(parent: nn.Module) -> Optional[Fused]:
     """The fused module standing for ``parent``, or None: the first candidate whose
     composition equals ``parent(x)`` bit for bit on fresh random input, in eval mode."""
-    if isinstance(parent, Fused) or list(parent.parameters(recurse=False)) or \
-            list(parent.buffers(recurse=False)):
+    if not fusable(parent):
         return None
     candidates = list(_candidates(parent))
     if not candidates:

@@ -18,7 +18,7 @@ does not take.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Collection, Optional
 
 import torch
 from torch import nn
@@ -26,7 +26,7 @@ from torch import nn
 from torch_memopt import nn as mnn
 from torch_memopt import ops
 from torch_memopt._routing import routable
-from torch_memopt.fuse import _PASSTHROUGH, Fused, linear_parts, runs_alone
+from torch_memopt.fuse import _PASSTHROUGH, Fused, fusable, linear_parts, runs_alone
 
 # The norms whose arithmetic the fused ops reproduce (exact types: a subclass may compute
 # something else), each with the op taking the sum.
@@ -75,17 +75,17 @@ class LinearAddNorm(Fused):
 
 
 @torch.no_grad()
-def fused_add_norm_for(parent: nn.Module) -> Optional[LinearAddNorm]:
+def fused_add_norm_for(parent: nn.Module,
+                       kinds: Collection[str] = ("layer_norm", "rms_norm")) -> Optional[LinearAddNorm]:
     """The fused module standing for ``parent``, or None: a parent without parameters of
-    its own, whose children are one linear, one LayerNorm or RMSNorm and any Dropout /
-    Identity, and whose ``parent(h, residual)`` equals ``norm(linear(h) + residual)`` bit
-    for bit on fresh random input, in eval mode."""
-    if isinstance(parent, Fused) or list(parent.parameters(recurse=False)) or \
-            list(parent.buffers(recurse=False)):
+    its own, whose children are one linear, one norm of ``kinds`` (LayerNorm, RMSNorm) and
+    any Dropout / Identity, and whose ``parent(h, residual)`` equals ``norm(linear(h) +
+    residual)`` bit for bit on fresh random input, in eval mode."""
+    if not fusable(parent):
         return None
     children = dict(parent.named_children())
     linears = [n for n, m in children.items() if linear_parts(m) is not None]
-    norms = [n for n, m in children.items() if _norm_kind(m) is not None]
+    norms = [n for n, m in children.items() if _norm_kind(m) in kinds]
     others = [n for n in children if n not in linears and n not in norms]
     if len(linears) != 1 or len(norms) != 1 or \
             not all(isinstance(children[n], _PASSTHROUGH) for n in others):

@@ -303,9 +303,7 @@ def _fuse(model: nn.Module, report: Report,
             continue
         fused = fuse.fused_for(child) if activations else None
         if fused is None and add_norms:
-            fused = fuse_add_norm.fused_add_norm_for(child)
-            if fused is not None and fused.kind not in add_norms:
-                fused = None
+            fused = fuse_add_norm.fused_add_norm_for(child, add_norms)
         if fused is not None:
             setattr(parent, child_name, fused)
             report.entries.append(Entry(name, type(child).__name__,

@@ -22,8 +22,9 @@ mode (where dropout acts), or where the linear it fuses has hooks or DTensor par
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import torch
 import torch.nn.functional as F
@@ -89,6 +90,18 @@ def runs_alone(linear: nn.Module) -> bool:
     observers) and no DTensor parameter (a sharded layer runs through its own forward)."""
     return not (linear._forward_hooks or linear._forward_pre_hooks) and \
         not any(isinstance(p, DTensor) for p in linear.parameters(recurse=False))
+
+
+@contextlib.contextmanager
+def evaluating(parent: nn.Module) -> Iterator[bool]:
+    """``parent`` in eval mode for a probe (Dropout off, so the outputs compare bit for
+    bit), its own mode back afterwards; yields whether it was training."""
+    was_training = parent.training
+    parent.eval()
+    try:
+        yield was_training
+    finally:
+        parent.train(was_training)
 
 
 def fusable(parent: nn.Module) -> bool:
@@ -231,9 +244,7 @@ def fused_for(parent: nn.Module) -> Optional[Fused]:
     if not candidates:
         return None
     weights = [parts[0] for m in parent.children() if (parts := linear_parts(m)) is not None]
-    was_training = parent.training
-    parent.eval()
-    try:
+    with evaluating(parent) as was_training:
         for width in {w.shape[1] for w in weights}:
             x, got = _probe(parent, (3, width), weights[0].device, weights[0].dtype)
             if got is None:
@@ -249,5 +260,3 @@ def fused_for(parent: nn.Module) -> Optional[Fused]:
                     fused.train(was_training)
                     return fused
         return None
-    finally:
-        parent.train(was_training)

@@ -26,7 +26,8 @@ from torch import nn
 from torch_memopt import nn as mnn
 from torch_memopt import ops
 from torch_memopt._routing import routable
-from torch_memopt.fuse import _PASSTHROUGH, Fused, fusable, linear_parts, runs_alone
+from torch_memopt.fuse import _PASSTHROUGH, Fused, evaluating, fusable, linear_parts, runs_alone
+from torch_memopt.patch import _probe_with
 
 # The norms whose arithmetic the fused ops reproduce (exact types: a subclass may compute
 # something else), each with the op taking the sum.
@@ -92,22 +93,17 @@ def fused_add_norm_for(parent: nn.Module,
         return None
     linear, norm = children[linears[0]], children[norms[0]]
     weight, _ = linear_parts(linear)
-    width, features = weight.shape[1], weight.shape[0]
-    was_training = parent.training
-    parent.eval()
-    try:
-        generator = torch.Generator(device=weight.device).manual_seed(0)
-        h = torch.randn(3, width, device=weight.device, dtype=weight.dtype, generator=generator)
-        r = torch.randn(3, features, device=weight.device, dtype=weight.dtype, generator=generator)
+    with evaluating(parent) as was_training:
+        (h, r), got = _probe_with(parent, ((3, weight.shape[1]), (3, weight.shape[0])),
+                                  weight.device, weight.dtype)
+        if not isinstance(got, torch.Tensor):
+            return None
         try:
-            got, expected = parent(h, r), norm(linear(h) + r)
-        except Exception:
+            expected = norm(linear(h) + r)
+        except Exception:  # a norm over other features than the linear's
             return None
-        if not (isinstance(got, torch.Tensor) and got.shape == expected.shape
-                and torch.equal(got, expected)):
+        if not (got.shape == expected.shape and torch.equal(got, expected)):
             return None
-    finally:
-        parent.train(was_training)
     fused = LinearAddNorm(parent, linears[0], norms[0], _norm_kind(norm))
     fused.train(was_training)
     return fused

@@ -73,12 +73,20 @@ def last_report() -> Optional[Report]:
 def _probe(module: nn.Module, shape: tuple, device, dtype) -> tuple[torch.Tensor, object]:
     """(x, module(x)) on fresh seeded random input of ``shape``; module(x) is None when
     the module cannot take it (then it is not one of the modules memopt replaces)."""
+    (x,), got = _probe_with(module, (shape,), device, dtype)
+    return x, got
+
+
+def _probe_with(module: nn.Module, shapes: tuple, device, dtype) -> tuple[tuple, object]:
+    """``_probe`` for a module of several inputs, one of each shape (BERT's output blocks
+    take the hidden rows and the residual): (inputs, module(*inputs))."""
     generator = torch.Generator(device=device).manual_seed(0)
-    x = torch.randn(shape, device=device, dtype=dtype, generator=generator)
+    inputs = tuple(torch.randn(shape, device=device, dtype=dtype, generator=generator)
+                   for shape in shapes)
     try:
-        return x, module(x)
+        return inputs, module(*inputs)
     except Exception:
-        return x, None
+        return inputs, None
 
 
 # --- subclasses of the torch modules (timm's LayerNorm, ...) ---------------------------------

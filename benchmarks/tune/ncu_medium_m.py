@@ -8,6 +8,9 @@ split), its grid, and the in-kernel time of each, against ours.
 --encoders: the hidden-768 layers of BERT, GPT-2 and ViT instead (K = 768, 12 k-tiles),
 where even the best tile runs 0.65-0.75x cuBLAS (wgmma_tiles_encoders_h200.json): whose
 per-tile fixed cost (fill, epilogue, drain) is the lead.
+--large: the transformer-gemm suite's worst cases at large M (4096 x 4096 x 14336 at 0.89x,
+512 x 22016 x 4096 at 0.90x) and the 4096^3 / 8192 x 4096 x 4096 squares beside them: how
+cuBLAS's mainloop differs from ours (its cluster and tile, from the name; tensor-pipe time).
 
 Everything runs twice first, outside the profiled range, so no first-call work (TMA map
 caches, cuBLAS heuristics, the allocator) is profiled.
@@ -24,12 +27,16 @@ import torch_memopt
 SHAPES = ((64, 6144, 4096), (128, 4096, 4096), (128, 6144, 4096), (128, 4096, 14336),
           (256, 4096, 4096), (256, 12288, 4096), (512, 4096, 4096), (512, 28672, 4096),
           (1024, 4096, 4096), (128, 4096, 64))
+LARGE_SHAPES = ((4096, 4096, 14336), (512, 22016, 4096), (4096, 4096, 4096),
+                (8192, 4096, 4096), (2048, 28672, 4096))
 ENCODER_SHAPES = ((1576, 768, 768), (4096, 768, 768), (4096, 2304, 768), (4096, 3072, 768),
                   (4096, 768, 3072))
 
 
 def main(argv=None) -> int:
-    shapes = ENCODER_SHAPES if "--encoders" in (sys.argv[1:] if argv is None else argv) else SHAPES
+    args = sys.argv[1:] if argv is None else argv
+    shapes = ENCODER_SHAPES if "--encoders" in args else LARGE_SHAPES if "--large" in args \
+        else SHAPES
     calls = []
     for M, N, K in shapes:
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)

@@ -10,6 +10,9 @@ bfloat16, linear layout (weight [N, K]), M in {16, 64, 128, 256, 512, 1024, 2048
 --encoders: the hidden-768 layers of BERT-base, GPT-2 small and ViT-B/16 instead (K = 768
 and 3072, their MLM head / LM head), at the e2e suite's 8 x 512 tokens and 8 x 197.
 --bias: every call with a bias (cuBLAS's too), as the models' nn.Linear layers run.
+--activation gelu|gelu_tanh|relu|silu: every call with that epilogue; the peer is then cuBLAS
+followed by the torch activation (BERT's up-projection, fused by optimize_, against eager's two
+kernels).
 --streamk: also the wgmma_streamk rung at its two tiles (128 x 256, 128 x 128). Every
 config is checked against float64 first (relative error < 1e-2) and a wrong one is
 never timed. Times: the harness's kernel timer (median, L2 flushed). The table printed
@@ -57,10 +60,15 @@ def label(variant: str, setting: tuple) -> str:
     return variant
 
 
-def call_of(x, w, b, variant: str, setting: tuple):
+# The torch function an epilogue's activation stands for, for the reference and the peer.
+TORCH_ACTIVATIONS = {"none": lambda y: y, "relu": F.relu, "gelu": F.gelu, "silu": F.silu,
+                     "gelu_tanh": lambda y: F.gelu(y, approximate="tanh")}
+
+
+def call_of(x, w, b, variant: str, setting: tuple, activation: str = "none"):
     def call():
         _C._set_wgmma_tile(*(setting if variant in TILED else (0, 0)))
-        return torch_memopt.linear(x, w, b, variant=variant)
+        return torch_memopt.linear(x, w, b, activation=activation, variant=variant)
     return call
 
 
@@ -72,6 +80,8 @@ def main(argv=None) -> int:
     parser.add_argument("--streamk", action="store_true", help="also time wgmma_streamk")
     parser.add_argument("--tokens", type=int, nargs="*", default=None, help="M values to sweep")
     parser.add_argument("--bias", action="store_true", help="a bias on every call")
+    parser.add_argument("--activation", default="none", choices=sorted(TORCH_ACTIVATIONS),
+                        help="the epilogue's activation on every call")
     parser.add_argument("--shapes", nargs="*", default=None, metavar="NxK",
                         help="(N, K) to sweep instead of the model layers, e.g. 1024x4096")
     args = parser.parse_args(argv)
@@ -86,12 +96,14 @@ def main(argv=None) -> int:
                 x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
                 w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16) * K ** -0.5
                 b = torch.randn(N, device="cuda", dtype=torch.bfloat16) if args.bias else None
-                ref = F.linear(x.double(), w.double(), None if b is None else b.double())
+                act = TORCH_ACTIVATIONS[args.activation]
+                ref = act(F.linear(x.double(), w.double(), None if b is None else b.double()))
                 row = {"M": M, "N": N, "K": K, "bias": b is not None,
-                       "cublas_us": kernel_ms(lambda: F.linear(x, w, b)) * 1e3, "us": {},
+                       "activation": args.activation,
+                       "cublas_us": kernel_ms(lambda: act(F.linear(x, w, b))) * 1e3, "us": {},
                        "plan": torch_memopt.gemm_plan(M, N, K)}
                 for variant, setting in configs(M, args.streamk):
-                    call = call_of(x, w, b, variant, setting)
+                    call = call_of(x, w, b, variant, setting, args.activation)
                     err = float((call().double() - ref).abs().max() / ref.abs().max())
                     name = label(variant, setting)
                     if not err < 1e-2:

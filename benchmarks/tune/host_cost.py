@@ -1,0 +1,84 @@
+"""The host's time to enqueue one call, ours against the stock op, at BERT-base's prefill
+shapes (8 x 512 tokens, hidden 768, bf16): what a call costs the CPU before any kernel
+runs. BERT's prefill on the H200 is host-bound (4286 µs of kernels in a 5450 µs call,
+2026-12-05), so a microsecond of host time a call is worth as much there as a microsecond
+of kernel time.
+
+    python benchmarks/tune/host_cost.py [--out host_cost.json]
+
+Each call is enqueued behind a sleep kernel long enough that no launch waits on the GPU;
+the time to return is Python, the dispatcher, our checks and plan, and the launches.
+Median of 200 calls, µs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+from torch_memopt import ops
+
+REPS = 200
+
+
+def host_us(call) -> float:
+    """Median µs to enqueue ``call``, each behind a sleep of ~1 ms on the GPU."""
+    for _ in range(5):
+        call()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(REPS):
+        torch.cuda._sleep(2_000_000)  # ~1 ms at 1.98 GHz: far longer than one enqueue
+        start = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - start) * 1e6)
+        torch.cuda.synchronize()
+    return statistics.median(samples)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    dev, dt = "cuda", torch.bfloat16
+    x = torch.randn(4096, 768, device=dev, dtype=dt)
+    r = torch.randn_like(x)
+    w = torch.randn(768, 768, device=dev, dtype=dt)
+    w_up = torch.randn(3072, 768, device=dev, dtype=dt)
+    b, b_up = torch.randn(768, device=dev, dtype=dt), torch.randn(3072, device=dev, dtype=dt)
+    g, beta = torch.randn(768, device=dev, dtype=dt), torch.randn(768, device=dev, dtype=dt)
+    pairs = {
+        "linear 768": (lambda: F.linear(x, w, b), lambda: ops.linear(x, w, b)),
+        "linear 768, op directly": (lambda: F.linear(x, w, b),
+                                    lambda: torch.ops.memopt.linear(x, w, b)),
+        "linear + gelu 3072": (lambda: F.gelu(F.linear(x, w_up, b_up)),
+                               lambda: ops.linear(x, w_up, b_up, activation="gelu")),
+        "layer_norm": (lambda: F.layer_norm(x, (768,), g, beta),
+                       lambda: ops.layer_norm(x, (768,), g, beta)),
+        "add + layer_norm": (lambda: F.layer_norm(x + r, (768,), g, beta),
+                             lambda: ops.add_layer_norm(x, r, (768,), g, beta)),
+        "softmax": (lambda: torch.softmax(x, -1), lambda: ops.softmax(x, -1)),
+        "empty kernel": (lambda: torch.cuda._sleep(0), lambda: torch.cuda._sleep(0)),
+    }
+    result = {"meta": {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "commit": os.environ.get("MEMOPT_GIT_COMMIT", "unknown")},
+              "us": {}}
+    print(f"{'call':26s} {'stock':>7s} {'ours':>7s}")
+    with torch.inference_mode():
+        for name, (stock, ours) in pairs.items():
+            row = {"stock": host_us(stock), "ours": host_us(ours)}
+            result["us"][name] = row
+            print(f"{name:26s} {row['stock']:7.2f} {row['ours']:7.2f}", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

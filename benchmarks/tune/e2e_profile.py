@@ -10,8 +10,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import statistics
-import time
 from collections import defaultdict
 
 import torch
@@ -19,6 +17,8 @@ from torch.profiler import ProfilerActivity, profile
 
 import torch_memopt
 from torch_memopt.bench import model_zoo, timing
+
+from host_cost import host_us  # this folder's: the script's own directory is on sys.path
 
 
 def kernel_us(model, inputs, reps: int = 5) -> dict[str, float]:
@@ -36,22 +36,6 @@ def kernel_us(model, inputs, reps: int = 5) -> dict[str, float]:
         if event.device_type == torch.autograd.DeviceType.CUDA:
             totals[event.key] += event.device_time_total / reps
     return dict(totals)
-
-
-def host_us(model, inputs, reps: int = 10) -> float:
-    """The host's own time a call, median µs: the call enqueued behind a 30 ms sleep
-    kernel, so no launch waits on the GPU and the time to return is Python, dispatch and
-    launches alone. Against the wall time: how much of a call the host sets."""
-    samples = []
-    with torch.inference_mode():
-        for _ in range(reps):
-            torch.cuda.synchronize()
-            torch.cuda._sleep(60_000_000)  # ~30 ms at the H200's 1.98 GHz, longer than a call
-            start = time.perf_counter()
-            model(**inputs)
-            samples.append((time.perf_counter() - start) * 1e6)
-    torch.cuda.synchronize()
-    return statistics.median(samples)
 
 
 def main(argv=None) -> int:
@@ -74,7 +58,12 @@ def main(argv=None) -> int:
         wall_ms = timing.interleaved_median_ms({"eager": lambda: real.model(**inputs),
                                                 "optimize_": lambda: ours(**inputs)}, 10, "cuda")
     result["wall_us"] = {name: ms * 1e3 for name, ms in wall_ms.items()}
-    result["host_us"] = {"eager": host_us(real.model, inputs), "optimize_": host_us(ours, inputs)}
+    # The host's own time a call: each enqueued behind a ~30 ms sleep kernel, longer
+    # than a call, so the time to return is Python, dispatch and launches alone.
+    with torch.inference_mode():
+        result["host_us"] = {name: host_us(lambda m=m: m(**inputs), reps=10,
+                                           sleep_cycles=60_000_000)
+                             for name, m in (("eager", real.model), ("optimize_", ours))}
     for name in ("eager", "optimize_"):
         table = result[name]
         print(f"== {args.model} {name}: {sum(table.values()):.0f} µs of kernels a prefill, "

@@ -26,14 +26,16 @@ from torch_memopt import ops
 REPS = 200
 
 
-def host_us(call) -> float:
-    """Median µs to enqueue ``call``, each behind a sleep of ~1 ms on the GPU."""
-    for _ in range(5):
+def host_us(call, reps: int = REPS, sleep_cycles: int = 2_000_000) -> float:
+    """Median µs to enqueue ``call``, each behind a sleep kernel of ``sleep_cycles`` (the
+    default ~1 ms at 1.98 GHz, far longer than one op's enqueue; a whole model needs
+    more), so that no launch waits on the GPU."""
+    for _ in range(3):
         call()
     torch.cuda.synchronize()
     samples = []
-    for _ in range(REPS):
-        torch.cuda._sleep(2_000_000)  # ~1 ms at 1.98 GHz: far longer than one enqueue
+    for _ in range(reps):
+        torch.cuda._sleep(sleep_cycles)
         start = time.perf_counter()
         call()
         samples.append((time.perf_counter() - start) * 1e6)

@@ -42,9 +42,10 @@ std::vector<std::string> VariantTable::names(Capability cap) const {
 
 std::string VariantTable::select(c10::string_view requested, Capability cap,
                                  const std::string& auto_choice) const {
+  // "auto" first: names() builds a vector of strings, on the launch path of every call.
+  if (requested == "auto") return auto_choice;
   const std::vector<std::string> valid = names(cap);
   const std::string name(requested.data(), requested.size());
-  if (name == "auto") return auto_choice;
   for (const std::string& v : valid) {
     if (v == name) return name;
   }

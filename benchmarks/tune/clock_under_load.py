@@ -12,15 +12,16 @@ whole run), and nvidia-smi's SM clock (MHz) and board power (W), sampled through
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import threading
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 import torch_memopt
+from torch_memopt.bench import results
 
 
 def sample(stop: threading.Event, clocks: list, watts: list) -> None:
@@ -79,8 +80,8 @@ def main(argv=None) -> int:
                 print(f"{shape:18s} {name:6s} {row['us']:8.1f} us  {row['sm_mhz']:5.0f} MHz  "
                       f"{row['watts']:4.0f} W", flush=True)
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+        results.write(Path(args.out),
+                      results.json_safe({"device": torch.cuda.get_device_name(), "rows": rows}))
     return 0
 
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 from collections import defaultdict
+from pathlib import Path
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
 import torch_memopt
-from torch_memopt.bench import model_zoo, timing
+from torch_memopt.bench import model_zoo, results, timing
 
 from host_cost import host_us  # this folder's: the script's own directory is on sys.path
 
@@ -75,8 +75,7 @@ def main(argv=None) -> int:
         for key, us in sorted(table.items(), key=lambda kv: -kv[1])[:args.top]:
             print(f"  {us:9.1f} µs  {key[:100]}")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
+        results.write(Path(args.out), results.json_safe(result))
     return 0
 
 

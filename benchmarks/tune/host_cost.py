@@ -13,15 +13,16 @@ Median of 200 calls, µs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from torch_memopt import ops
+from torch_memopt.bench import results
 
 REPS = 200
 
@@ -77,8 +78,7 @@ def main(argv=None) -> int:
             result["us"][name] = row
             print(f"{name:26s} {row['stock']:7.2f} {row['ours']:7.2f}", flush=True)
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
+        results.write(Path(args.out), results.json_safe(result))
     return 0
 
 

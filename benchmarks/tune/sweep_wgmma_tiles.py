@@ -32,6 +32,7 @@ import torch.nn.functional as F
 import torch_memopt
 from torch_memopt import _C
 from torch_memopt.bench import results
+from torch_memopt.bench.calls import ACTIVATIONS  # each epilogue's torch function
 from torch_memopt.bench.environment import describe
 from torch_memopt.bench.suites.transformer_gemm import LAYERS
 from torch_memopt.bench.timing import kernel_ms
@@ -60,11 +61,6 @@ def label(variant: str, setting: tuple) -> str:
     return variant
 
 
-# The torch function an epilogue's activation stands for, for the reference and the peer.
-TORCH_ACTIVATIONS = {"none": lambda y: y, "relu": F.relu, "gelu": F.gelu, "silu": F.silu,
-                     "gelu_tanh": lambda y: F.gelu(y, approximate="tanh")}
-
-
 def call_of(x, w, b, variant: str, setting: tuple, activation: str = "none"):
     def call():
         _C._set_wgmma_tile(*(setting if variant in TILED else (0, 0)))
@@ -80,7 +76,7 @@ def main(argv=None) -> int:
     parser.add_argument("--streamk", action="store_true", help="also time wgmma_streamk")
     parser.add_argument("--tokens", type=int, nargs="*", default=None, help="M values to sweep")
     parser.add_argument("--bias", action="store_true", help="a bias on every call")
-    parser.add_argument("--activation", default="none", choices=sorted(TORCH_ACTIVATIONS),
+    parser.add_argument("--activation", default="none", choices=sorted(ACTIVATIONS),
                         help="the epilogue's activation on every call")
     parser.add_argument("--shapes", nargs="*", default=None, metavar="NxK",
                         help="(N, K) to sweep instead of the model layers, e.g. 1024x4096")
@@ -96,7 +92,7 @@ def main(argv=None) -> int:
                 x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
                 w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16) * K ** -0.5
                 b = torch.randn(N, device="cuda", dtype=torch.bfloat16) if args.bias else None
-                act = TORCH_ACTIVATIONS[args.activation]
+                act = ACTIVATIONS[args.activation]
                 ref = act(F.linear(x.double(), w.double(), None if b is None else b.double()))
                 row = {"M": M, "N": N, "K": K, "bias": b is not None,
                        "activation": args.activation,

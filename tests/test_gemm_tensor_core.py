@@ -470,6 +470,27 @@ def test_wgmma_every_tile_bias_off_alignment(tile, dtype, wgmma_tile):
     assert not failures, f"wgmma, tile {tile}, {dtype}:\n" + "\n".join(failures)
 
 
+# (M, N, K) with two or more tiles a CTA at the 256-column tiles (the bias through shared
+# memory, two buffers a consumer taken in turn): 264 tiles of 128 x 256 (2 a CTA) with
+# tails in M and N and 3 k-tiles, so that the epilogues come close together; BERT's
+# up-projection (384 tiles of 128 x 256, 3 a CTA); N = 1001 (the epilogue from registers).
+MANY_TILES_SHAPES = [(1000, 8200, 136), (4096, 3072, 768), (2000, 1001, 64)]
+
+
+@cuda_test
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", [(128, 256), (64, 256)], ids=lambda t: f"{t[0]}x{t[1]}")
+def test_wgmma_bias_through_shared_memory_over_many_tiles(tile, dtype, wgmma_tile):
+    """The tiles whose bias the epilogue reads from shared memory (stage_bias), with two
+    or more tiles a CTA: a buffer refilled for a later tile while an epilogue still read
+    it would show as a wrong or moving output; bias and gelu against float64."""
+    require("wgmma")
+    wgmma_tile(*tile)
+    failures = float64_and_repeat_failures("wgmma", "linear", MANY_TILES_SHAPES, dtype,
+                                           TOLERANCE[dtype], "gelu")
+    assert not failures, f"wgmma, tile {tile}, {dtype}:\n" + "\n".join(failures)
+
+
 # (M, N, K) that put stream-K's split through its cases (132 SMs): 96 tiles of 128 x 256,
 # each cut into 2-3 runs; 448 tiles = 2 whole waves + 184 shared; 16 tiles of 64
 # k-tiles in 8-9 runs each; 64 tiles of 3 k-tiles (192 iterations: runs of 1-2 that

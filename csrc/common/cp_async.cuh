@@ -18,6 +18,17 @@ __device__ __forceinline__ void cp_async_16_to_shared(void* dst, const void* src
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(src) : "memory");
 }
 
+// kBytes (4 or 8) at global `src` to shared `dst`, both kBytes-aligned,
+// through L1 (.ca: .cg takes 16-byte copies only). The wgmma epilogue's bias
+// pairs (kernels/wgmma_sm90.cuh, stage_bias).
+template <int kBytes>
+__device__ __forceinline__ void cp_async_small_to_shared(void* dst, const void* src) {
+  static_assert(kBytes == 4 || kBytes == 8, "cp.async.ca copies 4, 8 or 16 bytes");
+  const auto shared = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(shared), "l"(src), "n"(kBytes)
+               : "memory");
+}
+
 // `bytes` (a multiple of 16) from `src` to `dst` (both 16-byte aligned), the
 // `threads` threads of the block (this one `t`) 16 bytes each in turn.
 // Completes at cp_async_wait_all.

@@ -52,6 +52,7 @@
 #include <cuda_fp16.h>
 
 #include "common/activation.h"
+#include "common/cp_async.cuh"
 #include "gemm/kernels/half_convert.cuh"
 #include "gemm/kernels/stamps.cuh"
 #include "gemm/kernels/stream_k.cuh"
@@ -112,14 +113,27 @@ struct Tile {
   // gets 3 (four boxes) or 4; 128 x 192 4; 128 x 128 6; 64 x 192 6; 128 x 64
   // 8; 64 x 64 13 (the stage counts cuBLAS's H200 kernels use at these tiles,
   // from their names).
+  // Tiles of more than 96 accumulators a thread take their bias through
+  // shared memory (stage_bias): two buffers of a tile's pairs a consumer, 4
+  // bytes an element (float32's tf32 path), so a tile's copy can land while
+  // the consumer still reads the tile before. 4 KB at 128 x 256, within what
+  // the stages left over (their counts do not change; asserted below).
+  static constexpr int kBiasBytes = kBN / 2 > 96 ? 2 * kConsumers * kBN * 4 : 0;
   template <int kStaged>
   static constexpr int stages() {
-    return (kSmemLimit - kAlignSlack - kBarrierBytes - kConsumers * kStaged * kCBoxBytes) /
+    return (kSmemLimit - kAlignSlack - kBarrierBytes - kConsumers * kStaged * kCBoxBytes -
+            kBiasBytes) /
            kStageBytes;
+  }
+  // Where the bias buffers start in the dynamic shared memory: after the
+  // stages and the staging boxes.
+  template <int kStaged>
+  static constexpr int bias_offset() {
+    return stages<kStaged>() * kStageBytes + kConsumers * kStaged * kCBoxBytes;
   }
   template <int kStaged>
   static constexpr int smem_bytes() {
-    return stages<kStaged>() * kStageBytes + kConsumers * kStaged * kCBoxBytes + kAlignSlack;
+    return bias_offset<kStaged>() + kBiasBytes + kAlignSlack;
   }
   static_assert(stages<0>() >= 3, "at least three stages in flight");
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536,
@@ -133,6 +147,8 @@ constexpr int kConsumers = Wide::kConsumers, kThreads = Wide::kThreads;
 constexpr int kTileABytes = Wide::kTileABytes, kStageBytes = Wide::kStageBytes;
 static_assert(Wide::stages<4>() == 3 && Wide::stages<0>() == 4,
               "128 x 256: 3 stages beside four staged boxes, 4 without");
+static_assert(Tile<64, 256>::stages<4>() == 4 && Tile<64, 256>::stages<0>() == 5,
+              "64 x 256: the bias buffers cost no stage");
 
 template <typename T>
 using Half = HalfConvert<T>;
@@ -202,22 +218,63 @@ __device__ __forceinline__ typename Half<T>::Pair load_bias_pair(const KernelArg
 // hides their round trip behind the k-tiles. Not at kAcc = 128 (x 256
 // tiles): 32 bias registers beside the 128 accumulators, loaded before the
 // mainloop or right after it, made ptxas spill 8-130 bytes in the TMA-store
-// instances (82 at the stream-K 128 x 256 with a pass's 32 loaded at once);
-// there the TMA epilogue loads a box's 8 pairs as it starts the box.
+// instances (82 at the stream-K 128 x 256 with a pass's 32 loaded at once).
+// There stage_bias copies the tile's pairs into shared memory with cp.async
+// as its mainloop starts, and the epilogue loads a box's 8 pairs from there
+// (`staged`). Until 2026-12-05 it loaded them from global memory at each
+// box's start, a round trip in the epilogue with the tensor cores idle: at
+// 4096 x 3072 x 768 + bias (BERT's up-projection) 128 x 256 took 43.4 us
+// against 36.5 without a bias (H100), where 128 x 192, whose bias is early,
+// took 39.0.
 template <typename T, int kAcc>
 struct TileBias {
   static constexpr bool kEarly = kAcc <= 96;
-  typename Half<T>::Pair pair[kAcc / 4];
+  using Pair = typename Half<T>::Pair;
+  Pair pair[kAcc / 4];
+  const Pair* staged = nullptr;  // !kEarly: the tile's pairs in shared memory (stage_bias)
 
   // The pairs of column groups [j0, j0 + kCount).
   template <int kCount = kAcc / 4>
   __device__ __forceinline__ void load(const KernelArgs& p, int64_t n0, int t, int j0 = 0) {
 #pragma unroll
-    for (int j = j0; j < j0 + kCount; ++j) pair[j] = load_bias_pair<T>(p, n0 + 8 * j + 2 * (t % 4));
+    for (int j = j0; j < j0 + kCount; ++j) {
+      if constexpr (kEarly) {
+        pair[j] = load_bias_pair<T>(p, n0 + 8 * j + 2 * (t % 4));
+      } else {
+        pair[j] = staged[4 * j + t % 4];  // column group j's pair of this thread
+      }
+    }
   }
   __device__ __forceinline__ float first(int j) const { return Half<T>::to_float(pair[j].x); }
   __device__ __forceinline__ float second(int j) const { return Half<T>::to_float(pair[j].y); }
 };
+
+// Copies a tile's bias pairs (columns n0 .. n0 + 2 kPairs) into `buf` in
+// shared memory, one cp.async a pair: no register holds them through the
+// mainloop (32 such registers beside 128 accumulators made ptxas spill).
+// Only whole pairs inside the bias are copied (memcheck counts a cp.async's
+// whole size as read, whatever its source size: common/cp_async.cuh); the
+// last pair of an odd N, pairs past N, a missing bias (zeros) and a bias not
+// aligned to a pair (a view at an odd element) go through load_bias_pair and
+// a shared store, with their round trip at the tile's start. The caller
+// waits (cp_async_wait_all) and syncs its consumer's threads before the
+// epilogue reads `buf`.
+template <typename T, int kPairs>
+__device__ __forceinline__ void stage_bias(const KernelArgs& p, typename Half<T>::Pair* buf,
+                                           int64_t n0, int t) {
+  using Pair = typename Half<T>::Pair;
+  const T* bias = static_cast<const T*>(p.bias);
+  const bool copies = bias != nullptr && reinterpret_cast<uintptr_t>(bias) % sizeof(Pair) == 0;
+#pragma unroll
+  for (int i = t; i < kPairs; i += 128) {
+    const int64_t n = n0 + 2 * i;
+    if (copies && n + 1 < p.N) {
+      cp_async_small_to_shared<sizeof(Pair)>(buf + i, bias + n);
+    } else {
+      buf[i] = load_bias_pair<T>(p, n);
+    }
+  }
+}
 
 // Stores one column group of wgmma's fp32 fragment with bias and activation:
 // (v0, v1) at (row, n), (row, n + 1) and (v2, v3) at row + 8; masked at M
@@ -536,6 +593,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     int stage = 0;
     uint32_t phase = 0;
     bool first_tile = true;
+    int bias_buffer = 0;  // !kEarly: which of the consumer's two bias buffers the next tile takes
 #ifdef MEMOPT_WGMMA_STAMPS
     int stamp_items = 0;
 #endif
@@ -543,8 +601,20 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     for_each_item([&](int64_t unit, int kt_begin, int kt_end) {
       int64_t tm, tn;
       tile_of(unit, tm, tn);
-      TileBias<T, Tl::kAcc> bias;  // in flight during the mainloop where kEarly
-      if constexpr (decltype(bias)::kEarly) bias.load(p, tn * kBlockN, t);
+      TileBias<T, Tl::kAcc> bias;  // in flight during the mainloop, in registers or in shared memory
+      // Only an item that stores its tile takes the bias: a stream-K item that
+      // publishes a partial skips it (its copy could land after a later one's).
+      [[maybe_unused]] const bool stores = !kStreamK || kt_begin == 0;
+      if constexpr (decltype(bias)::kEarly) {
+        bias.load(p, tn * kBlockN, t);
+      } else if (stores) {
+        auto* buf = reinterpret_cast<typename decltype(bias)::Pair*>(
+                        smem + Tl::template bias_offset<kStaged>()) +
+                    (2 * consumer + bias_buffer) * Tl::kAcc;
+        stage_bias<T, Tl::kAcc>(p, buf, tn * kBlockN, t);
+        bias.staged = buf;
+        bias_buffer ^= 1;
+      }
       mma_tile<T, Tl, kBKMajor, kStages>(acc, smem, full, consumer, kt_begin, kt_end, stage, phase,
                                          release);
 #ifdef MEMOPT_WGMMA_STAMPS
@@ -570,6 +640,13 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       // it at every element the 128 x 256 epilogue took 4.5 us on fetching
       // the code of the four activations not taken, 1.25 us without
       // (benchmarks/tune/stamp_wgmma_streamk.cu, H200).
+      if constexpr (!decltype(bias)::kEarly) {
+        // Every thread's copies landed, and are visible to the consumer's other
+        // threads, whose pairs they are. It also keeps any thread from copying
+        // the tile after next into a buffer this tile's epilogue still reads.
+        cp_async_wait_all();
+        sm90::named_barrier_sync(barrier_id, 128);
+      }
       with_activation(p.act, [&](auto act) {
         constexpr Activation kAct = decltype(act)::value;
         if constexpr (kTmaStore) {

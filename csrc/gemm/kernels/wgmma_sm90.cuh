@@ -636,10 +636,6 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
           MEMOPT_STAMP(6);  // the partials added
         }
       }
-      // The activation's switch once a tile, outside the unrolled stores: with
-      // it at every element the 128 x 256 epilogue took 4.5 us on fetching
-      // the code of the four activations not taken, 1.25 us without
-      // (benchmarks/tune/stamp_wgmma_streamk.cu, H200).
       if constexpr (!decltype(bias)::kEarly) {
         // Every thread's copies landed, and are visible to the consumer's other
         // threads, whose pairs they are. It also keeps any thread from copying
@@ -647,6 +643,10 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         cp_async_wait_all();
         sm90::named_barrier_sync(barrier_id, 128);
       }
+      // The activation's switch once a tile, outside the unrolled stores: with
+      // it at every element the 128 x 256 epilogue took 4.5 us on fetching
+      // the code of the four activations not taken, 1.25 us without
+      // (benchmarks/tune/stamp_wgmma_streamk.cu, H200).
       with_activation(p.act, [&](auto act) {
         constexpr Activation kAct = decltype(act)::value;
         if constexpr (kTmaStore) {

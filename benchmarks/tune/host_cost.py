@@ -39,11 +39,17 @@ def enqueue_us(call, sleep_cycles: int) -> float:
     return elapsed
 
 
-def host_us(call, reps: int = REPS, sleep_cycles: int = 2_000_000) -> float:
-    """Median µs to enqueue ``call`` (enqueue_us), after three calls to warm up."""
-    for _ in range(3):
-        call()
+def warm_up(*calls) -> None:
+    """Three calls of each, then the GPU idle: allocations cached, kernels loaded."""
+    for call in calls:
+        for _ in range(3):
+            call()
     torch.cuda.synchronize()
+
+
+def host_us(call, reps: int = REPS, sleep_cycles: int = 2_000_000) -> float:
+    """Median µs to enqueue ``call`` (enqueue_us), after warm_up."""
+    warm_up(call)
     return statistics.median(enqueue_us(call, sleep_cycles) for _ in range(reps))
 
 
@@ -53,10 +59,7 @@ def host_us_pair(stock, ours, reps: int = REPS, sleep_cycles: int = 2_000_000):
     lands on both sides. The first run (9dcdfb1) timed all of stock's samples, then all
     of ours: ours read 20-28 µs more for the norms and softmax, where nothing on their
     path costs a tenth of that on the CPU."""
-    for call in (stock, ours):
-        for _ in range(3):
-            call()
-    torch.cuda.synchronize()
+    warm_up(stock, ours)
     samples = ([], [])
     for rep in range(2 * reps):
         side = (rep + rep // 2) % 2  # 0 1 1 0 0 1 1 0 ...: each side first half the time

@@ -40,9 +40,13 @@ STREAMK_TILES = ((128, 256), (128, 128))
 TOLERANCE = 1e-2  # relative Frobenius error, bfloat16 output
 # (label, M, N, K) per rung: 128x256 and 256x128 tiles see whole tiles at 256x256x128;
 # 130x200x72 leaves tails in M and N (K a multiple of 8: TMA reads it directly).
+# 2176x4096x64 is 272 tiles of 128 x 256 (more at the narrower tiles): past 132 CTAs a
+# CTA runs two or three, so the bias's two shared-memory buffers a consumer are each
+# refilled while racecheck watches (6ad241b).
 # gemv and splitk are for M <= 64: 16 rows aligned, 3 rows with N and K tails.
 SHAPES = {
-    "wgmma": [("aligned", 256, 256, 128), ("tails", 130, 200, 72), ("K % 8 != 0", 130, 200, 71)],
+    "wgmma": [("aligned", 256, 256, 128), ("tails", 130, 200, 72), ("K % 8 != 0", 130, 200, 71),
+              ("3 tiles/CTA", 2176, 4096, 64)],
     # 2 tiles, 16 k-tiles: 4 splits; tails in M, N and K (9 k-tiles of 520): 2 splits.
     "wgmma_split": [("aligned", 256, 256, 1024), ("tails", 130, 200, 520)],
     # 2 tiles of 16 k-tiles over 32 CTAs (each tile in 16 runs, 15 partials fixed up);

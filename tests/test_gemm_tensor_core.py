@@ -591,14 +591,20 @@ def test_wgmma_tf32_gemm_reads_a_row_sliced_b():
 @cuda_test
 def test_wgmma_tf32_gemm_transposes_past_the_grid_height():
     """The transpose's grid holds at most 65535 tiles of 64 rows; its blocks stride
-    over the rest. b [K, N] with K = 65535 * 64 + 3 rows (transposed copy: 48 MB)."""
+    over the rest. b [K, N] with K = 65535 * 64 + 3 rows (transposed copy: 48 MB).
+
+    Entries in {-1, 0, 1}: tf32 holds them exactly and every partial sum is an integer
+    far under 2^24, so the result is exact and a row of b the transpose skipped or wrote
+    twice changes it. (With randn entries the first run on the GPU read a relative error
+    of 1.2e-2 against 5e-3: 131071 k-tiles added in turn into one fp32 accumulator,
+    whose rounding drifts with the number of adds; the transpose has no part in that.)"""
     require("wgmma_tf32")
     K = 65535 * 64 + 3
-    x = randn(3, K, dtype=torch.float32)
-    b = randn(K, 5, dtype=torch.float32, scale=K ** -0.5)
+    x = torch.randint(-1, 2, (3, K), device="cuda").float()
+    b = torch.randint(-1, 2, (K, 5), device="cuda").float()
     out = torch_memopt.gemm(x, b, variant="wgmma_tf32")
-    err = rel_error(out, torch.mm(x.double(), b.double()))
-    assert err < TF32_TOLERANCE, f"relative error {err:.2e}"
+    ref = torch.mm(x.double(), b.double())
+    assert ref.abs().max() > 0 and torch.equal(out.double(), ref), (out, ref)
 
 
 @cuda_test

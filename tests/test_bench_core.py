@@ -88,6 +88,25 @@ def test_kernel_timer_pads_every_call_at_least_as_asked():
 
 @requires_cuda
 @pytest.mark.cuda
+def test_deep_flush_zeroes_its_buffer_and_names_bad_ones():
+    """The deep flush (csrc/probe/l2_flush.cu) leaves its buffer zero, like the plain
+    one, and the timer says which flush it ran."""
+    import torch_memopt  # noqa: F401  (torch.ops.memopt_probe)
+
+    buffer = torch.ones(3 * 2**20 + 32, dtype=torch.int32, device="cuda")  # not a 16 KB multiple
+    torch.ops.memopt_probe.l2_flush_deep(buffer)
+    assert int(buffer.count_nonzero()) == 0
+    with pytest.raises(RuntimeError, match="expected buffer to be contiguous"):
+        torch.ops.memopt_probe.l2_flush_deep(buffer.view(-1, 32)[:, :16])
+    with pytest.raises(RuntimeError, match="whole 128-byte lines"):
+        torch.ops.memopt_probe.l2_flush_deep(buffer[:33])
+    x = torch.randn(2**20, device="cuda")
+    deep = timing.KernelTimer(torch.device("cuda"), rep_ms=20.0, flush="deep").time(x.neg)
+    assert "L2 flushed deep" in deep.method and deep.median_us > 0
+
+
+@requires_cuda
+@pytest.mark.cuda
 def test_kernel_timer_without_a_flush_finds_the_inputs_in_l2():
     """A 32 MiB read fits the H200's L2: unflushed it must not be slower than flushed,
     and each says which it was."""

@@ -11,12 +11,12 @@ a kernel reading it would find it there where ours goes to HBM. Two measurements
    ``evict_last`` (or with no hint), then the timer's flush, then the same buffer read
    again with no hint, timed. If the hinted lines survive, the second read is faster
    after the hinted first read than after the plain one.
-2. **The norms under a deep flush**: ours, Liger's and compile's rms_norm / layer_norm
-   (bf16) timed under the timer's flush, then under the same flush followed by a second
-   256 MiB of zeros stored with ``evict_last`` (``before``, untimed): the flush's own
-   lines then outrank and replace any line a peer kept, in LRU order. If compile's lead
-   is its kept lines, it shrinks under the deep flush; ours, which sets no hint, should
-   not move.
+   The same after the timer's deep flush (``flush="deep"``, csrc/probe/l2_flush.cu:
+   zeros stored evict_last, then demoted): both reads should then take the same time.
+2. **The norms under the deep flush**: ours, Liger's and compile's rms_norm / layer_norm
+   (bf16) under the timer's flush and under its deep flush. If compile's lead is its
+   kept lines, it shrinks under the deep flush; ours, which sets no hint, should not
+   move.
 
     python benchmarks/tune/flush_survival.py [--rows 1 64 512 4096] [--width 4096]
         [--out flush_survival.json]
@@ -27,9 +27,11 @@ import argparse
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 import triton
 import triton.language as tl
 
+import torch_memopt
 from torch_memopt.bench import results
 from torch_memopt.bench.environment import describe
 from torch_memopt.bench.timing import FLUSH_BYTES, KernelTimer
@@ -52,32 +54,27 @@ def _read_kernel(src, sink, n, BLOCK: tl.constexpr, EVICT_LAST: tl.constexpr):
         tl.store(sink + tl.program_id(0), total)
 
 
-@triton.jit
-def _zero_evict_last_kernel(dst, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(dst + offsets, tl.zeros((BLOCK,), dtype=tl.int32), mask=offsets < n,
-             eviction_policy="evict_last")
-
-
 def read(buffer: torch.Tensor, sink: torch.Tensor, evict_last: bool) -> None:
     n = buffer.numel()
     _read_kernel[(triton.cdiv(n, BLOCK),)](buffer, sink, n, BLOCK=BLOCK, EVICT_LAST=evict_last)
 
 
 def survival(megabytes: int) -> dict:
-    """µs to read ``megabytes`` after the timer's flush, the buffer's lines last loaded
-    with evict_last or with no hint before that flush."""
+    """µs to read ``megabytes`` after the timer's flush (write or deep), the buffer's lines
+    last loaded with evict_last or with no hint before that flush."""
     buffer = torch.randint(0, 7, (megabytes * 2**20 // 4,), dtype=torch.int32, device="cuda")
     sink = torch.zeros(triton.cdiv(buffer.numel(), BLOCK), dtype=torch.int32, device="cuda")
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    flushes = {"write": flush.zero_, "deep": lambda: torch.ops.memopt_probe.l2_flush_deep(flush)}
     out = {}
-    for hint in (False, True):
-        # A sample: the timer's flush, then `before` (the read with or without the hint,
-        # and a second flush of the same kind), then the timed read with no hint.
-        before = lambda hint=hint: (read(buffer, sink, hint), flush.zero_())  # noqa: E731
-        timer = KernelTimer(torch.device("cuda"), before=before)
-        out["evict_last first" if hint else "plain first"] = timer.time(
-            lambda: read(buffer, sink, False)).median_us
+    for kind, flush_again in flushes.items():
+        for hint in (False, True):
+            # A sample: the timer's flush, then `before` (the read with or without the
+            # hint, and a second flush of the same kind), then the timed plain read.
+            before = lambda hint=hint, again=flush_again: (read(buffer, sink, hint), again())  # noqa: E731
+            timer = KernelTimer(torch.device("cuda"), flush=kind, before=before)
+            name = f"{kind}: " + ("evict_last first" if hint else "plain first")
+            out[name] = timer.time(lambda: read(buffer, sink, False)).median_us
     timer = KernelTimer(torch.device("cuda"), flush="none")
     out["no flush (warm)"] = timer.time(lambda: read(buffer, sink, False)).median_us
     return out
@@ -99,12 +96,8 @@ def main() -> None:
         print(f"survival {mb:>3} MB read after the flush: " +
               "  ".join(f"{k} {v:.2f} us" for k, v in us.items()), flush=True)
 
-    deep_buffer = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    n = deep_buffer.numel()
-    deep = lambda: _zero_evict_last_kernel[(triton.cdiv(n, BLOCK),)](  # noqa: E731
-        deep_buffer, n, BLOCK=BLOCK)
     timers = {"write": KernelTimer(torch.device("cuda")),
-              "deep": KernelTimer(torch.device("cuda"), before=deep)}
+              "deep": KernelTimer(torch.device("cuda"), flush="deep")}
     for op in args.ops:
         for rows in args.rows:
             calls = calls_for(rows, args.width, ("liger", "compile"), op)
@@ -118,6 +111,18 @@ def main() -> None:
                 print(f"{op:10s} {rows:>5} x {args.width} {flush:5s}: " +
                       "  ".join(f"{k} {v:.2f}" for k, v in us.items()) +
                       f"  | best peer / ours {ratio:.2f}", flush=True)
+    # 3. A GEMM re-reads its tiles through the L2; neither cuBLAS nor ours sets a hint,
+    # so the deep flush should leave both where the plain one does.
+    record["gemm"] = []
+    for M, N, K in ((512, 4096, 4096), (4096, 4096, 4096)):
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+        gemms = {"cublas": lambda: F.linear(x, w), "ours": lambda: torch_memopt.linear(x, w)}
+        for flush, timer in timers.items():
+            us = {name: timer.time(call).median_us for name, call in gemms.items()}
+            record["gemm"].append({"M": M, "N": N, "K": K, "flush": flush, "us": us})
+            print(f"linear {M} x {N} x {K} {flush:5s}: " +
+                  "  ".join(f"{k} {v:.2f}" for k, v in us.items()), flush=True)
     if args.out:
         results.write(Path(args.out), results.json_safe(record))
 

@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pad-us", type=float, default=None,
                         help="idle the GPU at least this many µs before each timed call, every "
                              "implementation alike (default: twice each call's own enqueue time)")
+    parser.add_argument("--flush", choices=timing.FLUSHES[:2], default="write",
+                        help="the L2 flush before each timed call: write (256 MiB zeroed, as "
+                             "triton's do_bench) or deep (also evicts lines a kernel kept with an "
+                             "evict_last hint; timing.KernelTimer says why)")
     parser.add_argument("--list", action="store_true", help="list the suites and exit")
     return parser
 
@@ -146,7 +150,7 @@ def cross_check_of(args) -> bool:
 
 def time_cases(todo: list, ctx: Context, meta: dict, args) -> tuple[list[dict], list]:
     """Every case run: the records (as dicts) and the Compare table's measurements."""
-    timer = timing.KernelTimer(ctx.device, rep_ms_of(args), pad_us=args.pad_us)
+    timer = timing.KernelTimer(ctx.device, rep_ms_of(args), flush=args.flush, pad_us=args.pad_us)
     cross = cross_check_of(args)
     bar = ProgressBar(total=sum(len(c.impls) for c in todo))
     records, measurements = [], []
@@ -235,10 +239,13 @@ def main(argv: list[str] | None = None) -> int:
     meta["copy_gbps"] = timing.copy_gbps(device)
     meta["launch_floor_us"] = timing.launch_floor_us(device)
     meta["argv"] = list(sys.argv[1:] if argv is None else argv)
-    meta["timing"] = ("median of per-call CUDA-event times, L2 flushed (256 MiB zeroed) before "
+    flushed = ("L2 flushed (256 MiB zeroed)" if args.flush == "write" else
+               "L2 flushed deep (256 MiB zeroed with evict_last, then demoted: no kept line)")
+    meta["timing"] = (f"median of per-call CUDA-event times, {flushed} before "
                       "each call, the GPU kept behind the host by twice the call's launch time"
                       + (f" and at least {args.pad_us:g} µs" if args.pad_us is not None else "")
                       if device.type == "cuda" else "median of perf_counter per call")
+    meta["flush"] = args.flush if device.type == "cuda" else "none"
     if meta["copy_gbps"]:
         print(f"{PROG}: device-to-device copy {meta['copy_gbps']:,.0f} GB/s (read + written): "
               "the bandwidth ceiling of % copy", flush=True)

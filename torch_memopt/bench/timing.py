@@ -118,7 +118,21 @@ def host_pad_us(call: Call) -> float:
     return min(2e3 * min(enqueue_ms), MAX_PAD_US)
 
 
-FLUSHES = ("write", "read", "none")
+FLUSHES = ("write", "deep", "read", "none")
+FLUSH_METHODS = {"write": "L2 flushed", "deep": "L2 flushed deep (kept lines evicted)",
+                 "read": "L2 flushed by a read (left clean)", "none": "L2 not flushed"}
+
+
+def _deep_flush_op():
+    """The flush that evicts lines kept with an evict_last hint (csrc/probe/l2_flush.cu),
+    or a ValueError where this build has no CUDA probe ops."""
+    import torch_memopt  # noqa: F401  (registers torch.ops.memopt_probe)
+
+    try:
+        return torch.ops.memopt_probe.l2_flush_deep
+    except (AttributeError, RuntimeError) as exc:
+        raise ValueError("KernelTimer: flush='deep' needs torch_memopt built with CUDA "
+                         "(torch.ops.memopt_probe.l2_flush_deep)") from exc
 
 
 class KernelTimer:
@@ -126,7 +140,11 @@ class KernelTimer:
 
     ``flush``: how the L2 is emptied before each call. ``"write"`` zeroes the buffer,
     as ``triton.testing.do_bench`` does: the L2 is then full of dirty lines, and the
-    timed call pays for writing them back as its own reads evict them. ``"read"`` sums
+    timed call pays for writing them back as its own reads evict them. A line that a
+    kernel loaded with an evict_last hint (torch.compile's norms, Liger's) can outlive
+    it: ``"deep"`` zeroes the buffer with an evict_last policy, then demotes its lines
+    to normal priority, leaving the L2 as ``"write"`` does minus those kept lines
+    (csrc/probe/l2_flush.cu says what they were worth). ``"read"`` sums
     the buffer instead: the L2 is as cold for the call's inputs, but clean. ``"none"``
     leaves it: the call finds its inputs, and its code, where its last call left them
     (a probe's contrast, not a benchmark figure). ``before``: GPU work queued after each
@@ -146,6 +164,8 @@ class KernelTimer:
         if pad_us is not None and not 0 <= pad_us <= MAX_PAD_US:
             raise ValueError(f"KernelTimer: pad_us must be in [0, {MAX_PAD_US:g}], got {pad_us}")
         self.device = torch.device(device)
+        if flush == "deep" and self.device.type == "cuda":
+            _deep_flush_op()  # fail here, not at the first timed call
         self.rep_ms = rep_ms
         self.flush = flush
         self.before = before
@@ -162,7 +182,9 @@ class KernelTimer:
         if not self.on_cuda:
             return self._time_host(call)
         flush = self._flush_buffer()
-        empty_l2 = {"write": flush.zero_, "read": flush.sum, "none": lambda: None}[self.flush]
+        deep = _deep_flush_op() if self.flush == "deep" else None
+        empty_l2 = {"write": flush.zero_, "read": flush.sum, "none": lambda: None,
+                    "deep": lambda: deep(flush)}[self.flush]
         torch.cuda.synchronize(self.device)
         empty_l2()
         estimate = event_ms(call)
@@ -184,8 +206,7 @@ class KernelTimer:
             end.record()
         torch.cuda.synchronize(self.device)
         samples = tuple(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
-        how = {"write": "L2 flushed", "read": "L2 flushed by a read (left clean)",
-               "none": "L2 not flushed"}[self.flush]
+        how = FLUSH_METHODS[self.flush]
         if self.before is not None:
             how += ", then the timer's `before` work"
         return Timing(samples, f"CUDA events, {how}, host ahead by {pad_us:.0f} us, {reps} reps")

@@ -30,7 +30,8 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 }  // namespace
 
 CUtensorMap make_tma_map(const void* base, HalfType dtype, int64_t rows, int64_t cols,
-                         int64_t row_stride, uint32_t box_rows, uint32_t box_cols) {
+                         int64_t row_stride, uint32_t box_rows, uint32_t box_cols,
+                         TmaSwizzle swizzle) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const int elem_bytes = dtype == HalfType::tf32 ? 4 : 2;
@@ -43,7 +44,8 @@ CUtensorMap make_tma_map(const void* base, HalfType dtype, int64_t rows, int64_t
       : dtype == HalfType::fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
       2, const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      swizzle == TmaSwizzle::bytes128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     throw std::runtime_error("memopt: cuTensorMapEncodeTiled failed with CUresult " +

@@ -2,8 +2,9 @@
 // the TMA tensor maps of A, B and the output, the persistent grid, the
 // shared-memory opt-in, the dtype / layout / epilogue dispatch. Included by
 // the launcher of each group of tile shapes (wgmma_sm90.cu: 128 x 256 and the
-// dispatch; wgmma_tiles_128.cu, wgmma_tiles_64.cu: the narrower tiles), so
-// that two cores compile the groups in parallel. ATen-free.
+// dispatch; wgmma_tiles_128.cu, wgmma_tiles_64.cu, wgmma_tiles_192.cu,
+// wgmma_tiles_168.cu: the narrower tiles), so that two cores compile the
+// groups in parallel. ATen-free.
 #pragma once
 
 #include <cuda.h>
@@ -42,9 +43,12 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
                : make_tma_map(p.b, p.dtype, p.K, p.N, p.b_stride, kBK, kBoxN);
   const int64_t unit_rows = ((p.M + Tl::kBlockM - 1) / Tl::kBlockM + kClusterM - 1) / kClusterM;
   const int64_t units = unit_rows * ((p.N + Tl::kBlockN - 1) / Tl::kBlockN);
-  // The output as 64 x 64 boxes (only read with kStaged > 0; N % 8 == 0 then).
+  // The output as boxes of 64 rows x Tl::kOutBoxCols, swizzled at 64 columns
+  // (only read with kStaged > 0; N % 8 == 0 then).
   const CUtensorMap map_out =
-      kStaged > 0 ? make_tma_map(p.out, p.dtype, p.M, p.N, p.N, 64, 64) : map_a;
+      kStaged > 0 ? make_tma_map(p.out, p.dtype, p.M, p.N, p.N, 64, Tl::kOutBoxCols,
+                                 Tl::kOutSwizzled ? TmaSwizzle::bytes128 : TmaSwizzle::none)
+                  : map_a;
   const auto kernel = gemm_wgmma_kernel<T, Tl, kBKMajor, kClusterM, kStaged, kStreamK>;
   constexpr int kSmemBytes = Tl::template smem_bytes<kStaged>();
   static std::atomic<unsigned long long> opted_in{0};
@@ -128,6 +132,23 @@ void launch_tile(const HalfGemmArgs& p, cudaStream_t stream) {
     launch_typed<float, Tl, true, 1, 0>(p, stream);
   } else {
     launch_epilogue_tma<Tl, 1, Tl::kOutBoxes>(p, stream);
+  }
+}
+
+// A tile built for linear's K-major weight in bfloat16 / float16 only (128 x
+// 168: gemm's row-major b loads in 64-column boxes, and there is no tf32
+// m64n168): launch_tile less the row-major and tf32 instances, which would
+// not compile.
+template <typename Tl>
+void launch_tile_k_major_16bit(const HalfGemmArgs& p, cudaStream_t stream) {
+  constexpr int kStaged = Tl::kOutBoxes;
+  const bool tma_store = p.N % 8 == 0 && aligned_16(p.out);  // as launch_epilogue_tma
+  if (p.dtype == HalfType::bf16) {
+    tma_store ? launch_typed<__nv_bfloat16, Tl, true, 1, kStaged>(p, stream)
+              : launch_typed<__nv_bfloat16, Tl, true, 1, 0>(p, stream);
+  } else {
+    tma_store ? launch_typed<__half, Tl, true, 1, kStaged>(p, stream)
+              : launch_typed<__half, Tl, true, 1, 0>(p, stream);
   }
 }
 

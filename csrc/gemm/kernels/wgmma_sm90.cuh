@@ -27,7 +27,8 @@
 // - Both B layouts native: linear's weight W [N, K] is K-major (one 256x64
 //   box); gemm's b [K, N] is MN-major (four 64x64 boxes, wgmma reads it
 //   transposed). Tails: TMA fills out-of-bounds rows and k with zeros; the
-//   epilogue masks its stores.
+//   epilogue masks its stores. The 128 x 168 tile takes the K-major layout
+//   only (168 is no multiple of the 64-column boxes).
 // - Epilogue: + bias, activation in fp32, rounded to the dtype, written into
 //   swizzled shared memory and stored by TMA (store_tile_tma), 3 stages then;
 //   or, where the output's rows break TMA's 16-byte rule (N % 8 != 0), stored
@@ -66,10 +67,9 @@ namespace wgmma {
 constexpr int kBlockK = 64;
 constexpr int kElemBytes = 2;
 constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-// The epilogue stages a consumer's outputs for TMA stores as 64 x 64 boxes
-// swizzled like the loads (kStaged of them at once); kStaged = 0 is the
-// epilogue straight from registers.
-constexpr int kCBoxBytes = 64 * 64 * kElemBytes;  // 8 KB
+// The epilogue stages a consumer's outputs for TMA stores as boxes of 64
+// rows (Tile::kOutBoxCols says how wide and whether swizzled), kStaged of
+// them at once; kStaged = 0 is the epilogue straight from registers.
 // For MN-major B: 64-column boxes, each 64 k-rows of 128 bytes.
 constexpr int kBoxN = 64;
 constexpr int kBoxBytes = kBoxN * kBlockK * kElemBytes;  // 8 KB
@@ -95,24 +95,39 @@ constexpr int kKSteps = 4;
 // KB a k-tile for 0.5 MFLOP, 128 x 256 48 KB for 4.2); the 192-column tiles,
 // the wave count where 128 or 256 columns leave a last wave mostly idle (M =
 // 256, N = 12288: 384 tiles of 128 x 64 are 2.9 waves of 132 SMs, 128 tiles
-// of 128 x 192 one).
+// of 128 x 192 one); 128 x 168, likewise at N = 22016 (Llama-2's gate_up:
+// 132 tile columns, so M = 256 / 512 fill exactly 2 / 4 waves, where 128 x
+// 192's 115 columns give 1.74 waves at 256). 168 columns are 21 eight-row
+// atoms of the 128-byte swizzle for K-major B, but not a multiple of the
+// 64-column boxes that row-major B loads in: linear's weight only (the
+// kernel asserts it; gemm_plan.cpp's wgmma_tile never picks it otherwise).
 template <int kBM, int kBN>
 struct Tile {
   static_assert(kBM == 64 || kBM == 128, "one or two consumer warpgroups of 64 rows");
-  static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
-                "wgmma n64 / n128 / n192 / n256");
+  static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256 || (kBN == 168 && kBM == 128),
+                "wgmma n64 / n128 / n192 / n256, and n168 at 128 rows");
   static constexpr int kBlockM = kBM, kBlockN = kBN;
   static constexpr int kConsumers = kBM / 64;
   static constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
   static constexpr int kAcc = kBN / 2;
-  static constexpr int kOutBoxes = kBN / 64;  // 64-column boxes of a consumer's 64 rows
+  // The TMA-store epilogue's boxes, each 64 rows (a consumer's) by
+  // kOutBoxCols: 64 columns, 128-byte swizzled like the loads; at 168
+  // columns three boxes of 56, unswizzled (112-byte rows are no swizzle
+  // width; 112 bytes = 28 banks, so the 8 rows a warp writes a store still
+  // start in 8 different 4-bank groups: no conflict).
+  static constexpr int kOutBoxCols = kBN % 64 == 0 ? 64 : 56;
+  static_assert(kBN % kOutBoxCols == 0, "whole output boxes");
+  static constexpr bool kOutSwizzled = kOutBoxCols == 64;
+  static constexpr int kOutBoxes = kBN / kOutBoxCols;  // boxes of a consumer's 64 rows
+  static constexpr int kOutBoxBytes = 64 * kOutBoxCols * kElemBytes;  // 8 KB; 7 KB at 56
   static constexpr int kTileABytes = kBM * kBlockK * kElemBytes;
   static constexpr int kTileBBytes = kBN * kBlockK * kElemBytes;
   static constexpr int kStageBytes = kTileABytes + kTileBBytes;
   // As many stages as fit beside kStaged staging boxes a consumer: 128 x 256
-  // gets 3 (four boxes) or 4; 128 x 192 4; 128 x 128 6; 64 x 192 6; 128 x 64
-  // 8; 64 x 64 13 (the stage counts cuBLAS's H200 kernels use at these tiles,
-  // from their names).
+  // gets 3 (four boxes) or 4; 128 x 192 4; 128 x 168 4 (37 KB each beside
+  // 42 KB of boxes; 6 with the epilogue from registers); 128 x 128 6; 64 x
+  // 192 6; 128 x 64 8; 64 x 64 13 (the stage counts cuBLAS's H200 kernels
+  // use at these tiles, from their names).
   // Tiles of more than 96 accumulators a thread take their bias through
   // shared memory (stage_bias): two buffers of a tile's pairs a consumer, 4
   // bytes an element (float32's tf32 path), so a tile's copy can land while
@@ -121,7 +136,7 @@ struct Tile {
   static constexpr int kBiasBytes = kBN / 2 > 96 ? 2 * kConsumers * kBN * 4 : 0;
   template <int kStaged>
   static constexpr int stages() {
-    return (kSmemLimit - kAlignSlack - kBarrierBytes - kConsumers * kStaged * kCBoxBytes -
+    return (kSmemLimit - kAlignSlack - kBarrierBytes - kConsumers * kStaged * kOutBoxBytes -
             kBiasBytes) /
            kStageBytes;
   }
@@ -129,7 +144,7 @@ struct Tile {
   // stages and the staging boxes.
   template <int kStaged>
   static constexpr int bias_offset() {
-    return stages<kStaged>() * kStageBytes + kConsumers * kStaged * kCBoxBytes;
+    return stages<kStaged>() * kStageBytes + kConsumers * kStaged * kOutBoxBytes;
   }
   template <int kStaged>
   static constexpr int smem_bytes() {
@@ -149,6 +164,9 @@ static_assert(Wide::stages<4>() == 3 && Wide::stages<0>() == 4,
               "128 x 256: 3 stages beside four staged boxes, 4 without");
 static_assert(Tile<64, 256>::stages<4>() == 4 && Tile<64, 256>::stages<0>() == 5,
               "64 x 256: the bias buffers cost no stage");
+static_assert(Tile<128, 168>::stages<3>() == 4 && Tile<128, 168>::stages<0>() == 6,
+              "128 x 168: 4 stages beside three 56-column boxes a consumer, 6 without");
+static_assert(Tile<128, 168>::kBiasBytes == 0, "128 x 168: 84 accumulators, the bias in registers");
 
 template <typename T>
 using Half = HalfConvert<T>;
@@ -320,33 +338,45 @@ __device__ __forceinline__ void store_tile(const KernelArgs& p, const float (&ac
 }
 
 // Writes act(v0 + b0), act(v1 + b1), rounded, as the pair at (row, col) of
-// a 64 x 64 box of 2-byte elements in TMA's 128-byte swizzle: the 16-byte
-// chunk index XOR row % 8, so the 8 rows a warp writes per store land in 8
-// different bank groups. col is even.
-template <typename T, Activation kAct>
+// a 64 x kBoxCols box of 2-byte elements. 64 columns: in TMA's 128-byte
+// swizzle, the 16-byte chunk index XOR row % 8, so the 8 rows a warp writes
+// per store land in 8 different bank groups. 56 columns: dense rows of 112
+// bytes (Tile::kOutBoxCols says why no swizzle). col is even.
+template <typename T, Activation kAct, int kBoxCols>
 __device__ __forceinline__ void stage_pair(uint8_t* box, int row, int col, float v0, float v1) {
-  const int chunk = (col / 8) ^ (row % 8);
-  uint8_t* dst = box + row * 128 + chunk * 16 + (col % 8) * 2;
+  static_assert(kBoxCols == 64 || kBoxCols == 56, "Tile::kOutBoxCols");
+  uint8_t* dst;
+  if constexpr (kBoxCols == 64) {
+    const int chunk = (col / 8) ^ (row % 8);
+    dst = box + row * 128 + chunk * 16 + (col % 8) * 2;
+  } else {
+    dst = box + row * (kBoxCols * kElemBytes) + col * kElemBytes;
+  }
   *reinterpret_cast<typename Half<T>::Pair*>(dst) =
       Half<T>::round_pair(activate<kAct>(v0), activate<kAct>(v1));
 }
 
 // The epilogue through shared memory: bias and activation in fp32, rounded,
-// written into this consumer's swizzled 64 x 64 boxes (stage_pair), then one
-// thread stores the boxes with TMA, which drops what lies past M or N. With
+// written into this consumer's 64 x kBoxCols boxes (stage_pair; 64 columns
+// swizzled, 56 dense: Tile::kOutBoxCols), then one thread stores the boxes
+// with TMA, which drops what lies past M or N. With
 // kStaged boxes for all of the consumer's 64 x (2 kAcc) outputs, they go out
 // at once and the consumer goes on to its next tile while the stores drain;
 // with fewer (128 x 256 with two boxes) they go out in passes of kStaged
 // boxes, each waiting until TMA has read the one before out of shared
 // memory. A box is written again only after its last store has read it
 // (`fresh`: nothing of this consumer's is pending yet).
-template <typename T, int kStaged, Activation kAct, int kAcc>
+template <typename T, int kStaged, int kBoxCols, Activation kAct, int kAcc>
 __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtensorMap* map_out,
                                                const float (&acc)[kAcc], TileBias<T, kAcc>& bias,
                                                uint8_t* c_smem, int64_t m0, int64_t n0, int t,
                                                int consumer, bool fresh) {
-  constexpr int kBoxes = kAcc / 32;  // 64-column boxes
+  constexpr int kBoxes = 2 * kAcc / kBoxCols;  // kBoxCols-column boxes
+  static_assert(kBoxes * kBoxCols == 2 * kAcc && kBoxCols % 8 == 0,
+                "whole boxes of whole 8-column groups: no pair straddles two boxes");
   static_assert(kStaged > 0 && kBoxes % kStaged == 0, "whole passes of staged boxes");
+  constexpr int kStagedBoxBytes = 64 * kBoxCols * kElemBytes;
+  constexpr int kBoxGroups = kBoxCols / 8;  // 8-column groups of a box
   constexpr int kPasses = kBoxes / kStaged;
   constexpr int kGroups = kAcc / 4;  // 8-column groups of the fragment
   constexpr int kPassGroups = kGroups / kPasses;
@@ -361,16 +391,19 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
 #pragma unroll
     for (int jj = 0; jj < kPassGroups; ++jj) {
       const int j = pass * kPassGroups + jj;
-      const int col = 8 * j + 2 * (t % 4);
-      if constexpr (!TileBias<T, kAcc>::kEarly) {  // a box's 8 pairs at its first group
-        if (jj % 8 == 0) bias.template load<8>(p, n0, t, j);
+      // The group's box and its column in the box, from j alone (constants
+      // in the unrolled loop): taken from the tile's column at run time, the
+      // 56-column boxes' division made ptxas spill 8 bytes (128 x 168, bf16).
+      const int box = (j / kBoxGroups) % kStaged;
+      const int col = 8 * (j % kBoxGroups) + 2 * (t % 4);
+      if constexpr (!TileBias<T, kAcc>::kEarly) {  // a box's pairs at its first group
+        if (jj % kBoxGroups == 0) bias.template load<kBoxGroups>(p, n0, t, j);
       }
       const float b0 = bias.first(j), b1 = bias.second(j);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int box = (col / 64) % kStaged;
-        stage_pair<T, kAct>(c_smem + box * kCBoxBytes, row0 + 8 * h, col % 64,
-                            acc[4 * j + 2 * h] + b0, acc[4 * j + 2 * h + 1] + b1);
+        stage_pair<T, kAct, kBoxCols>(c_smem + box * kStagedBoxBytes, row0 + 8 * h, col,
+                                      acc[4 * j + 2 * h] + b0, acc[4 * j + 2 * h + 1] + b1);
       }
     }
     sm90::fence_proxy_async_smem();
@@ -378,8 +411,8 @@ __device__ __forceinline__ void store_tile_tma(const KernelArgs& p, const CUtens
     if (t == 0) {
 #pragma unroll
       for (int box = 0; box < kStaged; ++box) {
-        sm90::tma_store_2d(map_out, static_cast<int32_t>(n0 + (pass * kStaged + box) * 64),
-                           static_cast<int32_t>(m0), c_smem + box * kCBoxBytes);
+        sm90::tma_store_2d(map_out, static_cast<int32_t>(n0 + (pass * kStaged + box) * kBoxCols),
+                           static_cast<int32_t>(m0), c_smem + box * kStagedBoxBytes);
       }
       sm90::bulk_commit();
     }
@@ -509,7 +542,12 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(!std::is_same_v<T, float> || (kBKMajor && kClusterM == 1 && !kTmaStore),
                 "tf32: K-major B, no cluster, the epilogue from registers");
-  static_assert(kBlockN / kBoxN % kClusterM == 0, "each CTA multicasts whole 64-column boxes");
+  static_assert(kClusterM == 1 || kBlockN % (kBoxN * kClusterM) == 0,
+                "each CTA multicasts whole 64-column boxes");
+  // Row-major B loads in 64-column boxes (load_tile), and there is no tf32
+  // m64n168: the 168-column tile is linear's 16-bit K-major weight's only.
+  static_assert(kBlockN % kBoxN == 0 || (kBKMajor && !std::is_same_v<T, float>),
+                "a tile of a width not a multiple of 64 takes K-major B in bf16 / fp16 only");
   static_assert(!kStreamK || kClusterM == 1, "stream-K runs one CTA a unit");
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint64_t full[kStages], empty[kStages];
@@ -650,10 +688,9 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       with_activation(p.act, [&](auto act) {
         constexpr Activation kAct = decltype(act)::value;
         if constexpr (kTmaStore) {
-          store_tile_tma<T, kStaged, kAct>(p, &map_out, acc, bias,
-                                           c_smem + consumer * kStaged * kCBoxBytes,
-                                           tm * kBlockM + consumer * 64, tn * kBlockN, t,
-                                           consumer, first_tile);
+          store_tile_tma<T, kStaged, Tl::kOutBoxCols, kAct>(
+              p, &map_out, acc, bias, c_smem + consumer * kStaged * Tl::kOutBoxBytes,
+              tm * kBlockM + consumer * 64, tn * kBlockN, t, consumer, first_tile);
         } else {
           store_tile<T, kAct>(p, acc, bias, tm * kBlockM + consumer * 64, tn * kBlockN, t);
         }

@@ -16,8 +16,19 @@ namespace memopt {
 // tensor cores read as tf32 (torch.backends.cuda.matmul.allow_tf32).
 enum class HalfType { bf16, fp16, tf32 };
 
-// The wgmma rung's output tile, rows x columns (gemm_plan.h picks it).
-enum class WgmmaTile { m128n256, m128n192, m128n128, m128n64, m64n256, m64n192, m64n128, m64n64 };
+// The wgmma rung's output tile, rows x columns (gemm_plan.h picks it;
+// m128n168 for K-major B in bfloat16 / float16 only).
+enum class WgmmaTile {
+  m128n256,
+  m128n192,
+  m128n168,
+  m128n128,
+  m128n64,
+  m64n256,
+  m64n192,
+  m64n128,
+  m64n64
+};
 
 // out[m, n] = act(sum_k A[m, k] * B[k, n] + bias[n]), rounded to `dtype`.
 // A[m, k] lives at a[m * a_stride_m + k] (unit k-stride).
@@ -53,8 +64,10 @@ struct HalfGemmArgs {
 bool wgmma_operands_ok(const HalfGemmArgs& p);
 void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream);
 // launch_gemm_wgmma's narrower tiles (wgmma_tiles_128.cu, wgmma_tiles_64.cu,
-// wgmma_tiles_192.cu).
+// wgmma_tiles_192.cu, wgmma_tiles_168.cu). 128 x 168 runs K-major B in
+// bfloat16 / float16 only; given another call it runs 128 x 192.
 void launch_gemm_wgmma_128x192(const HalfGemmArgs& p, cudaStream_t stream);
+void launch_gemm_wgmma_128x168(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_64x192(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_128x128(const HalfGemmArgs& p, cudaStream_t stream);
 void launch_gemm_wgmma_128x64(const HalfGemmArgs& p, cudaStream_t stream);

@@ -48,6 +48,7 @@ void launch_gemm_wgmma(const HalfGemmArgs& p, cudaStream_t stream) {
   switch (p.tile) {
     case WgmmaTile::m128n256: return wgmma_launch::launch_tile<wgmma::Wide>(p, stream);
     case WgmmaTile::m128n192: return launch_gemm_wgmma_128x192(p, stream);
+    case WgmmaTile::m128n168: return launch_gemm_wgmma_128x168(p, stream);
     case WgmmaTile::m64n192: return launch_gemm_wgmma_64x192(p, stream);
     case WgmmaTile::m128n128: return launch_gemm_wgmma_128x128(p, stream);
     case WgmmaTile::m128n64: return launch_gemm_wgmma_128x64(p, stream);

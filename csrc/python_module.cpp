@@ -164,7 +164,9 @@ PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
 }
 
 // _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every
-// launch from now on ((0, 0): the rule). For the tuning sweep and the tests.
+// launch from now on ((0, 0): the rule); a call the tile does not run for
+// (128 x 168 on gemm's row-major b or tf32) runs 128 x 192. For the tuning
+// sweep and the tests.
 PyObject* set_wgmma_tile(PyObject* /*self*/, PyObject* args) {
   int m = 0, n = 0;
   if (!PyArg_ParseTuple(args, "ii", &m, &n)) return nullptr;
@@ -180,13 +182,13 @@ PyObject* set_wgmma_tile(PyObject* /*self*/, PyObject* args) {
   Py_RETURN_NONE;
 }
 
-// _wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built
-// for (gemm_plan.h's kWgmmaTiles), for the sweep, the sanitizer script and
-// the tests to cover.
-PyObject* wgmma_tiles(PyObject* /*self*/, PyObject* /*args*/) {
+// [(m, n), ...] of kWgmmaTiles, all of them or (linear_only) those built for
+// linear's layout in bfloat16 / float16 only (gemm_plan.h's wgmma_tile_runs).
+PyObject* tile_list(bool linear_only) {
   PyObject* list = PyList_New(0);
   if (list == nullptr) return nullptr;
   for (const memopt::TileShape t : memopt::kWgmmaTiles) {
+    if (linear_only && memopt::wgmma_tile_runs(t, false)) continue;
     PyObject* item = Py_BuildValue("(ii)", t.m, t.n);
     if (item == nullptr || PyList_Append(list, item) != 0) {
       Py_XDECREF(item);
@@ -196,6 +198,19 @@ PyObject* wgmma_tiles(PyObject* /*self*/, PyObject* /*args*/) {
     Py_DECREF(item);
   }
   return list;
+}
+
+// _wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built
+// for (gemm_plan.h's kWgmmaTiles), for the sweep, the sanitizer script and
+// the tests to cover.
+PyObject* wgmma_tiles(PyObject* /*self*/, PyObject* /*args*/) { return tile_list(false); }
+
+// _wgmma_linear_only_tiles() -> [(m, n), ...]: the tiles of _wgmma_tiles()
+// built for linear's layout (weight [N, K], B read K-major) in bfloat16 /
+// float16 only: 128 x 168. Set for gemm's row-major b or for tf32 they run
+// 128 x 192; the tests and the sanitizer script skip those cases.
+PyObject* wgmma_linear_only_tiles(PyObject* /*self*/, PyObject* /*args*/) {
+  return tile_list(true);
 }
 
 PyMethodDef methods[] = {
@@ -219,6 +234,9 @@ PyMethodDef methods[] = {
      "prefetched) or prefetched towards L2 (2; read late where 1 would hold them in registers)"},
     {"_wgmma_tiles", wgmma_tiles, METH_NOARGS,
      "_wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built for"},
+    {"_wgmma_linear_only_tiles", wgmma_linear_only_tiles, METH_NOARGS,
+     "_wgmma_linear_only_tiles() -> [(m, n), ...]: the tiles built for linear's layout in "
+     "bfloat16/float16 only (others run 128 x 192 in their place)"},
     {"_set_wgmma_tile", set_wgmma_tile, METH_VARARGS,
      "_set_wgmma_tile(m, n) -> None: the wgmma rung's output tile ((0, 0): the rule)"},
     {nullptr, nullptr, 0, nullptr}};

@@ -114,12 +114,14 @@ bool is_k_major(const at::Tensor& b) {
 }
 at::Tensor weight_view(const at::Tensor& b) { return is_k_major(b) ? b.t() : b; }
 
-// gemm_plan's tile shape as the launcher's enum (kWgmmaTiles lists both).
+// gemm_plan's tile shape as the launcher's enum (kWgmmaTiles lists both;
+// 168 columns come at 128 rows only).
 WgmmaTile wgmma_tile_of(TileShape t) {
   const bool two_consumers = t.m == 128;
   switch (t.n) {
     case 256: return two_consumers ? WgmmaTile::m128n256 : WgmmaTile::m64n256;
     case 192: return two_consumers ? WgmmaTile::m128n192 : WgmmaTile::m64n192;
+    case 168: return WgmmaTile::m128n168;
     case 128: return two_consumers ? WgmmaTile::m128n128 : WgmmaTile::m64n128;
     default: return two_consumers ? WgmmaTile::m128n64 : WgmmaTile::m64n64;
   }
@@ -352,7 +354,8 @@ void run_half_rung(const HalfRung& rung, const at::Tensor& a_in, const at::Tenso
                     rung.launch == launch_gemm_wgmma_split
                         ? wgmma_split_count(M, N, K, sm_count(), true)
                         : 0,
-                    wgmma_tile_of(wgmma_tile(M, N, rung.tf32 ? 2 * K : K, sm_count()))};
+                    wgmma_tile_of(wgmma_tile(M, N, rung.tf32 ? 2 * K : K, sm_count(),
+                                             k_major && !rung.tf32))};
   TORCH_CHECK(!tma_rung || wgmma_operands_ok(args), "memopt: the ", rung.name,
               " rung takes M, N, K < 2^31 (TMA coordinates are 32-bit), got M = ", M, ", N = ", N,
               ", K = ", K);

@@ -117,6 +117,11 @@ int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_dev
 //   others leave a last wave mostly idle: M = 256, N = 12288 took 44.4 us in
 //   128 x 192 against 52.6 in the old pick, 128 x 64; M = 512, N = 6144 39.9
 //   against 49.9.
+// - 128 x 168 (linear's K-major weight in 16 bits only) for N = 22016: 132
+//   tile columns, so M = 256 / 512 fill 2 / 4 whole waves. Its 541 ns is not
+//   measured: the mean of 128 x 128's 431 and 128 x 192's 611 (the time
+//   tracks the tile's columns between them, 168 being their midpoint), to be
+//   refitted once the sweep has run it on the GPU.
 // - The fit has no fixed time a wave any more. Until the epilogue took its
 //   activation as a template argument (kernels/wgmma_sm90.cuh) it had 3 us
 //   for 128 x 256 and 1 for 128 x 128 and 64 x 256: the epilogue's
@@ -126,7 +131,9 @@ int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_dev
 // The cuBLAS kernels that ncu names at the Llama layers make similar picks
 // at M = 128-512 (benchmarks/tune/ncu_medium_m.py; docs/perf-notes.md).
 double wave_ktile_ns(TileShape t) {
-  if (t.m == 128) return t.n == 256 ? 799 : t.n == 192 ? 611 : t.n == 128 ? 431 : 296;
+  if (t.m == 128) {
+    return t.n == 256 ? 799 : t.n == 192 ? 611 : t.n == 168 ? 541 : t.n == 128 ? 431 : 296;
+  }
   return t.n == 256 ? 463 : t.n == 192 ? 356 : t.n == 128 ? 292 : 219;
 }
 
@@ -145,9 +152,13 @@ int64_t tile_count(int64_t M, int64_t N, TileShape t) {
   return ceil_div(M, t.m) * ceil_div(N, t.n);
 }
 
-TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count) {
+bool wgmma_tile_runs(TileShape t, bool k_major_16bit) {
+  return k_major_16bit || !(t.m == 128 && t.n == 168);
+}
+
+TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count, bool k_major_16bit) {
   const TileShape forced = wgmma_tile_override();
-  if (forced.m > 0) return forced;
+  if (forced.m > 0) return wgmma_tile_runs(forced, k_major_16bit) ? forced : TileShape{128, 192};
   const double k_tiles = static_cast<double>(ceil_div(K, 64));
   const auto estimate = [&](TileShape t) {
     const int64_t tiles = tile_count(M, N, t);
@@ -158,6 +169,7 @@ TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count) {
   TileShape best = kWgmmaTiles[0];
   double best_ns = estimate(best);
   for (const TileShape t : kWgmmaTiles) {
+    if (!wgmma_tile_runs(t, k_major_16bit)) continue;
     const double ns = estimate(t);
     if (ns < 0.98 * best_ns) best = t, best_ns = ns;
   }
@@ -218,7 +230,8 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
     // A tf32 k-tile (32 elements) holds the bytes of a 16-bit one and takes the
     // same tensor-core time (half the k at half the rate), so the tile rule is
     // the 16-bit one; there is no tf32 splitk or wgmma_split.
-    const TileShape tile = wgmma_tile(M, N, 2 * K, sm_count);  // k-tiles of 32, not 64
+    // k-tiles of 32, not 64; B K-major (gemm's b transposed first), but tf32.
+    const TileShape tile = wgmma_tile(M, N, 2 * K, sm_count, false);
     plan.variant = "wgmma_tf32";
     plan.tile_m = tile.m, plan.tile_n = tile.n;
     plan.tiles = tile_count(M, N, tile);
@@ -245,7 +258,7 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
                                    : "M > 64 without Hopper: mma.sync, the portable rung";
     return plan;
   }
-  const TileShape tile = wgmma_tile(M, N, K, sm_count);
+  const TileShape tile = wgmma_tile(M, N, K, sm_count, b_k_major);
   const int64_t tiles = tile_count(M, N, tile);
   const bool few_tiles = 2 * tiles < sm_count;
   if (M <= kSkinnyRows && !tma_as_is) {

@@ -42,15 +42,23 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
 int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_device);
 
 // The wgmma rung's output tile for a shape, rows x columns: one of
-// kWgmmaTiles, or the override's.
+// kWgmmaTiles that runs for the call (wgmma_tile_runs), or the override's.
 struct TileShape {
   int m, n;
 };
 // Every tile the rung is built for. Largest first; of equal areas, two
 // consumer warpgroups (128 rows) first.
-constexpr TileShape kWgmmaTiles[] = {{128, 256}, {128, 192}, {128, 128}, {64, 256},
+constexpr TileShape kWgmmaTiles[] = {{128, 256}, {128, 192}, {128, 168}, {128, 128}, {64, 256},
                                      {64, 192},  {128, 64},  {64, 128},  {64, 64}};
-TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count);
+// Whether tile t runs for a call whose B is read K-major (linear's weight
+// [N, K]) in bfloat16 / float16 (k_major_16bit), or for another (gemm's
+// row-major b, or tf32): 128 x 168 only the first (gemm's b loads in
+// 64-column boxes; no tf32 m64n168), every other tile both.
+bool wgmma_tile_runs(TileShape t, bool k_major_16bit);
+// The tile for M x N x K on sm_count SMs, among those that run for the call.
+// An override that does not run for it gives 128 x 192, the nearest tile that
+// does.
+TileShape wgmma_tile(int64_t M, int64_t N, int64_t K, int sm_count, bool k_major_16bit);
 
 // Stream-K's split of an M x N x K GEMM's output tiles (`tile`, k-tiles of
 // 64) over the persistent grid (kernels/stream_k.cuh): `ctas` CTAs, the last

@@ -52,10 +52,12 @@ def test_rung_by_dtype_capability_and_m():
     # 128-row tiles end half past M = 192 (1.7x a k-tile; wgmma_tiles_m192_m256_h200.json):
     # 64 x 128 took 23.8 / 59.6 us against 128 x 64's 30.1 / 91.0. A fifth of them cut
     # at 576 cost nothing: 128 x 192 37.7 us, 64 x 192 52.6 (wgmma_tiles_partial_rows_h200).
+    # 128 x 168 (125 tiles, one wave, not yet measured) is estimated below 128 x 192 there;
+    # gemm's row-major b keeps 128 x 192 (test_128x168_for_linear_in_16_bits_only).
     (192, 4096, 4096, (64, 128)),
     (192, 4096, 14336, (64, 128)),
-    (576, 4096, 4096, (128, 192)),
-    (576, 4096, 14336, (128, 192)),
+    (576, 4096, 4096, (128, 168)),
+    (576, 4096, 14336, (128, 168)),
 ])
 def test_wgmma_tile_by_estimated_time(M, N, K, tile):
     p = plan(M, N, K)
@@ -63,6 +65,70 @@ def test_wgmma_tile_by_estimated_time(M, N, K, tile):
     assert p["tiles"] == -(-M // tile[0]) * -(-N // tile[1])
     assert p["ctas"] == min(p["tiles"], 132)
     assert p["splits"] == 1
+
+
+# Every shape of the Llama layers (M 64-8192) and the BERT / ViT ones (M 1576 / 4096, K 768
+# / 3072) whose pick moved to 128 x 168 when it was added (541 ns a wave's k-tile,
+# interpolated between 128 x 128 and 128 x 192, not yet measured), with the pick before it,
+# which gemm's row-major b (no 168-column tile: B loads in 64-column boxes) and tf32 keep.
+# N = 22016 at M = 256 / 512: 132 tile columns, so 264 / 528 tiles fill exactly 2 / 4
+# waves (128 x 192: 1.74 waves at 256; 128 x 256: a partial last wave at 512).
+TILE_168_PICKS = [
+    (128, 22016, 4096, (128, 192)),
+    (256, 22016, 4096, (128, 192)),
+    (320, 28672, 4096, (64, 192)),
+    (384, 6144, 4096, (128, 192)),
+    (384, 12288, 4096, (64, 192)),
+    (384, 28672, 4096, (128, 256)),
+    (448, 22016, 4096, (64, 256)),
+    (512, 22016, 4096, (128, 256)),
+    (576, 4096, 4096, (128, 192)),
+    (576, 4096, 11008, (128, 192)),
+    (576, 4096, 14336, (128, 192)),
+    (576, 22016, 4096, (64, 256)),
+    (640, 4096, 4096, (128, 192)),
+    (640, 4096, 11008, (128, 192)),
+    (640, 4096, 14336, (128, 192)),
+    (640, 22016, 4096, (128, 192)),
+    (768, 6144, 4096, (64, 192)),
+    (1576, 3072, 768, (128, 192)),
+    (1576, 3072, 3072, (128, 192)),
+]
+
+
+@pytest.mark.parametrize("M, N, K, before", TILE_168_PICKS)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
+def test_128x168_for_linear_in_16_bits_only(M, N, K, before, dtype):
+    p = plan(M, N, K, dtype)
+    assert (p["variant"], p["tile"]) == ("wgmma", (128, 168)), p
+    assert p["tiles"] == -(-M // 128) * -(-N // 168)
+    assert plan(M, N, K, dtype, layout="gemm")["tile"] == before
+    for layout in ("linear", "gemm"):
+        assert plan(M, N, K, torch.float32, tf32=True, layout=layout)["tile"] != (128, 168)
+
+
+def test_gate_up_at_256_and_512_tokens_fills_whole_waves():
+    for M, waves in ((256, 2), (512, 4)):
+        p = plan(M, 22016, 4096)
+        assert p["tile"] == (128, 168) and p["tiles"] == waves * 132, p
+
+
+def test_128x168_forced_runs_only_where_it_is_built():
+    """_C._set_wgmma_tile(128, 168) holds for linear's layout in 16 bits; gemm's row-major
+    b and tf32 get 128 x 192, the nearest tile built for them."""
+    from torch_memopt import _C
+
+    assert _C._wgmma_linear_only_tiles() == [(128, 168)]
+    _C._set_wgmma_tile(128, 168)
+    try:
+        assert plan(4096, 4096, 4096)["tile"] == (128, 168)
+        assert plan(4096, 4096, 4096, torch.float16)["tile"] == (128, 168)
+        assert plan(4096, 4096, 4096, layout="gemm")["tile"] == (128, 192)
+        for layout in ("linear", "gemm"):
+            p = plan(4096, 4096, 4096, torch.float32, tf32=True, layout=layout)
+            assert (p["variant"], p["tile"]) == ("wgmma_tf32", (128, 192)), p
+    finally:
+        _C._set_wgmma_tile(0, 0)
 
 
 # Tiles for under a quarter of the SMs: splitk past 32 k-tiles up to M = 128 (under half

@@ -420,8 +420,12 @@ def wgmma_tile():
 
 # Every tile the rung is built for (test_every_built_wgmma_tile_is_tested holds this list
 # to torch_memopt._C._wgmma_tiles()).
-WGMMA_TILES = [(128, 256), (128, 192), (128, 128), (64, 256), (64, 192), (128, 64), (64, 128),
-               (64, 64)]
+WGMMA_TILES = [(128, 256), (128, 192), (128, 168), (128, 128), (64, 256), (64, 192), (128, 64),
+               (64, 128), (64, 64)]
+# The tiles built for linear's layout (weight [N, K]) in bfloat16 / float16 only
+# (_C._wgmma_linear_only_tiles()): set for gemm's row-major b or for tf32 they run
+# 128 x 192, so those cases below test that fallback, not the tile.
+LINEAR_ONLY_TILES = [(128, 168)]
 # (M, N, K): the Llama o-proj at 128 tokens (the case the narrow tiles are for), one
 # row, tails in M, N and K (N = 1001: the epilogue from registers; 264: TMA stores with
 # a partial last box), K = 4104 (65 k-tiles: the stage ring wraps unevenly), K = 40
@@ -437,7 +441,7 @@ TILE_SHAPES = [(128, 4096, 4096), (1, 264, 520), (200, 1001, 1000), (65, 264, 41
 def test_wgmma_every_tile(tile, dtype, layout, wgmma_tile):
     """Each output tile of the wgmma rung against float64, with bias and gelu on the
     linear layout, on outputs the allocator hands over NaN-filled; bit-identical on a
-    second run."""
+    second run. A linear-only tile on row_major_b runs 128 x 192 (its fallback)."""
     require("wgmma")
     wgmma_tile(*tile)
     failures = float64_and_repeat_failures("wgmma", layout, TILE_SHAPES, dtype, TOLERANCE[dtype],
@@ -517,10 +521,57 @@ def test_wgmma_streamk_every_split(tile, dtype, layout, wgmma_tile):
 
 def test_every_built_wgmma_tile_is_tested():
     """A tile added to gemm_plan.h's kWgmmaTiles fails here until WGMMA_TILES (and so the
-    float64 tests above) cover it."""
+    float64 tests above) cover it; likewise a tile built for linear's layout only."""
     from torch_memopt import _C
 
     assert sorted(_C._wgmma_tiles()) == sorted(WGMMA_TILES)
+    assert sorted(_C._wgmma_linear_only_tiles()) == sorted(LINEAR_ONLY_TILES)
+
+
+# (M, N, K) for the 128 x 168 tile, linear's weight [N, K]: 264 tiles at N = 22016 (132
+# tile columns, 8 columns in the last: the shape it is for) with M = 2176, 17 tile rows,
+# so a CTA takes 17 tiles; tails in M, N and K with N % 8 == 0 (TMA stores clipped inside
+# the last 56-column box: N = 1000 = 5 x 168 + 160); N = 344 (2 x 168 + 8: the last
+# tile's second and third boxes wholly past N); N = 1001 (the epilogue from registers,
+# 21 column groups) with K = 4104 (65 k-tiles: the 4-stage ring wraps unevenly); one row
+# and one whole tile; K = 40 (one partial k-tile).
+TILE_168_SHAPES = [(2176, 22016, 136), (200, 1000, 1000), (129, 344, 40), (65, 1001, 4104),
+                   (1, 168, 64)]
+
+
+@cuda_test
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_wgmma_128x168_on_linear(dtype, activation, wgmma_tile):
+    """The 128 x 168 tile (linear's weight only) against float64 with bias and every
+    activation, on NaN-filled outputs, bit-identical on a second run."""
+    require("wgmma")
+    wgmma_tile(128, 168)
+    failures = float64_and_repeat_failures("wgmma", "linear", TILE_168_SHAPES, dtype,
+                                           TOLERANCE[dtype], activation)
+    assert not failures, f"wgmma 128 x 168, {dtype}, {activation}:\n" + "\n".join(failures)
+
+
+@cuda_test
+@pytest.mark.parametrize("dtype", [*DTYPES, pytest.param(torch.float32, id="tf32")])
+def test_wgmma_128x168_forced_elsewhere_runs_128x192(dtype, wgmma_tile):
+    """128 x 168 set for gemm's row-major b, or for tf32 on any layout, runs 128 x 192
+    (gemm_plan.h's wgmma_tile_runs): bit-identical to that tile, never a 168-column
+    kernel reading an operand it cannot."""
+    variant = "wgmma_tf32" if dtype == torch.float32 else "wgmma"
+    require(variant)
+    M, N, K = 300, 1000, 200
+    x = randn(M, K, dtype=dtype)
+    b = randn(K, N, dtype=dtype, scale=K ** -0.5)
+    w = randn(N, K, dtype=dtype, scale=K ** -0.5)
+    calls = {"gemm, row-major b": lambda: torch_memopt.gemm(x, b, variant=variant)}
+    if dtype == torch.float32:
+        calls["linear, tf32"] = lambda: torch_memopt.linear(x, w, variant=variant)
+    for name, call in calls.items():
+        wgmma_tile(128, 192)
+        expected = call()
+        wgmma_tile(128, 168)
+        assert torch.equal(call(), expected), name
 
 
 def test_set_wgmma_tile_rejects_unknown_tiles():
@@ -534,7 +585,8 @@ def test_set_wgmma_tile_rejects_unknown_tiles():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_auto_follows_gemm_plan(dtype):
     """auto runs the rung gemm_plan names: wgmma with a tile that fills the SMs (Llama
-    o-proj at 128 and 256 tokens: 64 x 64 and 128 x 64; 128 x 256 at 4096), splitk where
+    o-proj at 128 and 256 tokens: 64 x 64 and 128 x 64; 128 x 256 at 4096; Llama-2's
+    gate_up at 256 tokens: 128 x 168, two whole waves), splitk where
     even 64 x 64 tiles fill under a quarter of them past 32 k-tiles (N = 1024, K = 4096 at
     128 tokens, and under half of them past 64 k-tiles at 256: N = 1024, K = 14336), gemv at
     decode rows of linear's weight from 24 columns an SM (1 and 16 tokens, N = 4096 / 6144)."""
@@ -542,6 +594,7 @@ def test_auto_follows_gemm_plan(dtype):
     hopper = torch.cuda.get_device_capability() == (9, 0)
     expected = {(128, 4096, 4096): ("wgmma", (64, 64)), (256, 4096, 4096): ("wgmma", (128, 64)),
                 (4096, 4096, 4096): ("wgmma", (128, 256)),
+                (256, 22016, 4096): ("wgmma", (128, 168)),
                 (128, 1024, 4096): ("splitk", (0, 0)), (256, 1024, 14336): ("splitk", (0, 0)),
                 (1, 4096, 4096): ("gemv", (0, 0)), (16, 6144, 4096): ("gemv", (0, 0))}
     for (M, N, K), (variant, tile) in expected.items():

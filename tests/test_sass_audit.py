@@ -30,7 +30,8 @@ STACK_CEILING = {"norm_cuda": 32, "norm_packs_peeled": 224, "norm_packs_8": 8,
                  **{gemm: 0 for gemm in ("gemv", "splitk_sm90", "transpose_fp32", "wgmma_sm90",
                                          "wgmma_split_sm90", "wgmma_streamk_128",
                                          "wgmma_streamk_sm90", "wgmma_tiles_64", "wgmma_tiles_128",
-                                         "wgmma_tiles_192", "ladder_warptiled", "mma_sm80")}}
+                                         "wgmma_tiles_168", "wgmma_tiles_192", "ladder_warptiled",
+                                         "mma_sm80")}}
 NORM = "norm_vectorized_kernel"  # template values: rms, threads, add, cluster, vecs, pack bytes, peel, early
 SOFTMAX = "softmax_online_kernel"  # template values: threads, vecs, raw, pack bytes, peel
 

@@ -1,5 +1,6 @@
 """Sweep the wgmma rung's output tiles (every one the build has, _C._wgmma_tiles(): 128 x 256
-down to 64 x 64) beside wgmma_split,
+down to 64 x 64, 128 x 168 among them: the sweep is linear's layout, for which every tile is
+built) beside wgmma_split,
 splitk and cuBLAS at the linear layers of Llama-3-8B and Llama-2-7B: the measurements
 behind gemm_plan's tile rule (csrc/gemm/gemm_plan.cpp, wgmma_tile).
 

@@ -208,7 +208,8 @@ PyObject* wgmma_tiles(PyObject* /*self*/, PyObject* /*args*/) { return tile_list
 // _wgmma_linear_only_tiles() -> [(m, n), ...]: the tiles of _wgmma_tiles()
 // built for linear's layout (weight [N, K], B read K-major) in bfloat16 /
 // float16 only: 128 x 168. Set for gemm's row-major b or for tf32 they run
-// 128 x 192; the tests and the sanitizer script skip those cases.
+// 128 x 192: the sanitizer script skips those cases, the tests check that
+// fallback.
 PyObject* wgmma_linear_only_tiles(PyObject* /*self*/, PyObject* /*args*/) {
   return tile_list(true);
 }

@@ -64,17 +64,19 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
     assert not failures, "\n".join(failures)
 
 
-# The launcher's rule for the early instance (norm_vectorized_launch.cuh's param_stage). Up to
-# 256 threads a row (8192 16-bit columns, 4096 fp32) it loads the parameters into registers
+# The launcher's rule for the early instance (norm_vectorized_launch.cuh's param_stage). LayerNorm
+# stages at every width (below); RMSNorm, up to
+# 256 threads a row (8192 16-bit columns, 4096 fp32), loads the parameters into registers
 # with the row, at any alignment, pack width or peel, for grids of one wave of that instance
 # (its blocks an SM by its registers: 1-4 on the H200): 1, 60 and 100 rows of 8192 / 4096
 # bf16 (a block a row), 300 of 4096; 264 and 265 rows of 768 (4 rows a block: 66 and 67
 # blocks); the narrow packs (4100, 2050 with the peel off, 4097 in 2-byte packs), the peeled
 # rows (4100, 2050, 772 with heads differing row to row) and parameters off 16 bytes
 # (param_offset) alike. 4100 rows of 8192, 5003 of 768 are past the wave (read late). Wider
-# rows (fp32 8192: 512 threads) stage within half a wave (66 blocks), within 32 KB a block,
-# where the parameters start 16-byte aligned and the part staged is whole 16-byte chunks,
-# and prefetch towards L2 otherwise (layer_norm's fp32 8192: 64 KB).
+# rows (fp32 8192: 512 threads), and LayerNorm's rows at every width, stage within half a
+# wave (66 blocks), within 32 KB a block, where the parameters start 16-byte aligned and the
+# part staged is whole 16-byte chunks, and prefetch towards L2 otherwise (layer_norm's fp32
+# 8192: 64 KB; its peeled rows, its parameters off 16 bytes).
 # (dtype, param dtype, rows, N, param_offset, peel mode: 1 the rule, 0 narrow packs,
 # 2 peeled)
 STAGE_CASES = [
@@ -268,16 +270,20 @@ def test_auto_takes_the_narrow_packs_off_the_16_byte_pack(op, dtype):
 def test_small_grids_take_the_early_instance():
     """The launcher's rule as the profiler sees it: one row and 200 rows of 4096 bf16 (128
     threads a row; 200 blocks are past half a wave, within one wave of the early instance at
-    2+ blocks an SM) run the early instance (kEarly, the kernel's last template argument),
-    20000 rows the late one; without a weight, read late, or prefetched (which these
-    instances never do) the late one."""
+    2+ blocks an SM) run rms_norm's early instance (kEarly, the kernel's last template
+    argument), 20000 rows the late one; without a weight, read late, or prefetched (which
+    these instances never do) the late one. layer_norm stages its parameters instead, within
+    half a wave only: one row early, 200 rows late."""
     from torch_memopt.testing.switches import EARLY, LATE, PREFETCH, norm_switches
 
-    def instance(rows, weight=True, mode=EARLY):
+    def instance(rows, weight=True, mode=EARLY, op="rms_norm"):
         x = torch.randn(rows, 4096, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(4096, device="cuda", dtype=torch.bfloat16) if weight else None
+        b = torch.randn(4096, device="cuda", dtype=torch.bfloat16) if weight else None
+        run = (lambda: torch_memopt.rms_norm(x, [4096], w, 1e-6)) if op == "rms_norm" else (
+            lambda: torch_memopt.layer_norm(x, [4096], w, b, 1e-5))
         with norm_switches(param_stage=mode):
-            (name,) = kernels_run(lambda: torch_memopt.rms_norm(x, [4096], w, 1e-6))
+            (name,) = kernels_run(run)
         assert "norm_vectorized_kernel" in name, name
         return name.split(">")[0].rsplit(",", 1)[-1].strip()
 
@@ -285,3 +291,4 @@ def test_small_grids_take_the_early_instance():
     assert instance(20000) == "false"
     assert instance(1, weight=False) == "false"
     assert instance(1, mode=LATE) == "false" and instance(1, mode=PREFETCH) == "false"
+    assert instance(1, op="layer_norm") == "true" and instance(200, op="layer_norm") == "false"

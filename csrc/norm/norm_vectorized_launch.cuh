@@ -66,9 +66,10 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 }
 
 // How the kernel's early instances (kernels/v04_vectorized.cuh, kEarly) fetch
-// weight and bias. Up to 256 threads a row (kNormParamsInRegisters) they load
-// the packs the registers keep into registers with the row, for grids of one
-// wave of that instance (param_stage says why). Wider, they stage: the
+// weight and bias. RMSNorm's, up to 256 threads a row (kNormParamsInRegisters),
+// load the packs the registers keep into registers with the row, for grids of
+// one wave of that instance (param_stage says why). Wider, and LayerNorm's at
+// every width (kernels/v04_vectorized.cuh says why), they stage: the
 // elements of weight and bias a block copies into shared
 // memory, the part of a row its registers keep (not the peeled rows), where
 // that is whole 16-byte chunks and fits in
@@ -109,14 +110,14 @@ constexpr int64_t kNormMaxParamPrefetchBytes = 128 * 1024;
 // `register_wave()`: the blocks the early instance runs at once on the device,
 // where it loads the parameters into registers (kNormParamsInRegisters);
 // asked only where the answer matters (no parameters, or read late: never).
-template <typename scalar_t, typename param_t, int kThreads, int kVecs, int kPackBytes, bool kPeel,
-          typename Wave>
+template <typename scalar_t, typename param_t, bool kRms, int kThreads, int kVecs, int kPackBytes,
+          bool kPeel, typename Wave>
 ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
   const int64_t params = (p.weight.defined() ? 1 : 0) + (p.bias.defined() ? 1 : 0);
   const NormParamFetch fetch = norm_param_stage();
   if (params == 0 || fetch == NormParamFetch::kLate) return {};
   constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
-  if constexpr (kNormParamsInRegisters<kThreads, 1, true>) {
+  if constexpr (kNormParamsInRegisters<kRms, kThreads, 1, true>) {
     // Into registers (kernels/v04_vectorized.cuh): any alignment, any width,
     // peeled rows too; `elems` only says so, no shared memory. Up to one
     // wave of the instance, not half: no block copies anything again, and
@@ -130,7 +131,7 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
             0, 0};
   }
   if (2 * blocks > sm_count()) return {};
-  if constexpr (kNormStagesParams<param_t, kThreads, kVecs, kVec, 1, kPeel>) {
+  if constexpr (kNormStagesParams<param_t, kRms, kThreads, kVecs, kVec, 1, kPeel>) {
     const auto aligned = [](const at::Tensor& t) {
       return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
     };
@@ -166,7 +167,8 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
     return int64_t{sm_count()} * resident_blocks_per_sm(early_kernel, kBlock, early_blocks_per_sm);
   };
   const ParamStage stage =
-      param_stage<scalar_t, param_t, kThreads, kVecs, kPackBytes, kPeel>(p, blocks, register_wave);
+      param_stage<scalar_t, param_t, kRms, kThreads, kVecs, kPackBytes, kPeel>(p, blocks,
+                                                                              register_wave);
   const auto launch = [&](auto kernel) {
     kernel<<<blocks, kBlock, stage.bytes, stream>>>(
         p.input.const_data_ptr<scalar_t>(),

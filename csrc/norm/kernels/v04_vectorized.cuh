@@ -85,20 +85,28 @@ constexpr int kNormMaxParamStageBytes = 32 * 1024;
 // cap is 128 and 64, and those stage instead. Measured before it (H200, bf16
 // rms_norm 1 x 4096, kernel timer): staged 5.41 us, no weight 4.90, Liger
 // 4.16 (benchmarks/results/tune/norm_latency_probe_packs_w4096_h200.json).
+// RMSNorm only. LayerNorm's weight and bias in registers ran slower than
+// staged at every grid under 512 rows, most at one row (H200, bf16, us,
+// staged at a8f8bca -> registers at fad1b2d): 1 x 768 5.28 -> 6.24, 1 x 4096
+// 5.54 -> 7.10, 1 x 8192 5.89 -> 7.33, 8 x 4096 5.50 -> 6.11, 64 x 4096 6.02
+// -> 6.24 (norm-grid_bf16_layer_norm_{early,registers}_h200.json); so its
+// early instances stage at every width (kNormStagesParams).
 constexpr int kNormMaxRegisterParamThreads = 256;
-template <int kThreads, int kCluster, bool kEarly>
+template <bool kRms, int kThreads, int kCluster, bool kEarly>
 inline constexpr bool kNormParamsInRegisters =
-    kEarly && kCluster == 1 && kThreads <= kNormMaxRegisterParamThreads;
+    kRms && kEarly && kCluster == 1 && kThreads <= kNormMaxRegisterParamThreads;
 // Whether an early-parameter instance (kEarly) can stage its parameters in
 // shared memory (the kernel's comment at its copies says why the peeled and
 // the wide ones do not); the launcher asks the same, so it stages nothing for
 // an instance without it and prefetches towards L2 instead.
-// Since the early instances of up to kNormMaxRegisterParamThreads threads a
-// row load the parameters into registers instead (kNormParamsInRegisters),
-// only the wider ones stage.
-template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster, bool kPeel>
+// Since RMSNorm's early instances of up to kNormMaxRegisterParamThreads
+// threads a row load the parameters into registers instead
+// (kNormParamsInRegisters), only its wider ones stage; LayerNorm's stage at
+// every width.
+template <typename param_t, bool kRms, int kThreads, int kNormVecs, int kVec, int kCluster,
+          bool kPeel>
 inline constexpr bool kNormStagesParams =
-    kCluster == 1 && !kPeel && kThreads > kNormMaxRegisterParamThreads &&
+    kCluster == 1 && !kPeel && (!kRms || kThreads > kNormMaxRegisterParamThreads) &&
     (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
         kNormMaxParamStageBytes;
 // Blocks an SM must hold: 64 registers a thread at most. Left to itself
@@ -259,8 +267,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // rms_norm's 6.7 at 1-512 rows of 4096 bf16, where Triton's kernels run
   // 4.2-5.3 (benchmarks/tune/norm_latency_probe.py, H200); staged, 5.4 at one
   // row. The block's rows share one copy; no registers are held for it
-  // meanwhile. Only the kEarly instances of more than 256 threads a row (the
-  // narrower ones hold the parameters in registers: weight_regs below), which
+  // meanwhile. Only the kEarly instances of LayerNorm and of RMSNorm past 256
+  // threads a row (RMSNorm's narrower ones hold the weight in registers:
+  // weight_regs below; kNormParamsInRegisters says why not LayerNorm's), which
   // the launcher takes for grids of half a wave at most (param_stage in
   // norm_vectorized_launch.cuh says why); _C._set_norm_param_stage(0) turns
   // them off (norm_common.h).
@@ -272,9 +281,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // bf16 rms_norm against 7.17 prefetched (H200), a lead for a part-chunk
   // copied another way. Nor an instance whose narrowest row (past half its
   // threads' packs) holds more parameter bytes than a block stages.
-  constexpr bool kRegParams = kNormParamsInRegisters<kThreads, kCluster, kEarly>;
+  constexpr bool kRegParams = kNormParamsInRegisters<kRms, kThreads, kCluster, kEarly>;
   constexpr bool kCanStage =
-      kEarly && kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster, kPeel>;
+      kEarly && kNormStagesParams<param_t, kRms, kThreads, kNormVecs, kVec, kCluster, kPeel>;
   extern __shared__ __align__(16) unsigned char param_stage[];
   const int stage_bytes = stage_elems * static_cast<int>(sizeof(param_t));
   param_t* const weight_stage = reinterpret_cast<param_t*>(param_stage);
@@ -348,7 +357,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // here asks stage_elems. RMSNorm has no bias. Only in the early instances:
   // shared with the late path (the parameter pointers, the pack loads,
   // write), the late 16-bit layer_norm kernels took 8-20 bytes of spills at
-  // the 64-register cap (ptxas, sm_90a).
+  // the 64-register cap (ptxas, sm_90a). RMSNorm's only
+  // (kNormParamsInRegisters): the `!kRms` bias loads below compile away.
   constexpr int kRegPacks = kRegParams ? kNormVecs : 1;
   PPack weight_regs[kRegPacks], bias_regs[kRegPacks];
   float edge_weight[2] = {1.f, 1.f}, edge_bias[2] = {0.f, 0.f};

@@ -11,8 +11,9 @@ a kernel reading it would find it there where ours goes to HBM. Two measurements
    ``evict_last`` (or with no hint), then the timer's flush, then the same buffer read
    again with no hint, timed. If the hinted lines survive, the second read is faster
    after the hinted first read than after the plain one.
-   The same after the timer's deep flush (``flush="deep"``, csrc/probe/l2_flush.cu:
-   zeros stored evict_last, then demoted): both reads should then take the same time.
+   The same after the timer's deep flush (``flush="deep"``: the plain zeros, then the
+   same buffer zeroed again with an evict_last policy, csrc/probe/l2_flush.cu): both
+   reads should then take the same time.
 2. **The norms under the deep flush**: ours, Liger's and compile's rms_norm / layer_norm
    (bf16) under the timer's flush and under its deep flush. If compile's lead is its
    kept lines, it shrinks under the deep flush; ours, which sets no hint, should not
@@ -65,7 +66,8 @@ def survival(megabytes: int) -> dict:
     buffer = torch.randint(0, 7, (megabytes * 2**20 // 4,), dtype=torch.int32, device="cuda")
     sink = torch.zeros(triton.cdiv(buffer.numel(), BLOCK), dtype=torch.int32, device="cuda")
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    flushes = {"write": flush.zero_, "deep": lambda: torch.ops.memopt_probe.l2_flush_deep(flush)}
+    flushes = {"write": flush.zero_,
+               "deep": lambda: (flush.zero_(), torch.ops.memopt_probe.l2_flush_deep(flush))}
     out = {}
     for kind, flush_again in flushes.items():
         for hint in (False, True):

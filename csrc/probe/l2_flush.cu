@@ -9,15 +9,25 @@
 // lines, where ours and Liger's moved by 0.2-0.5 us
 // (benchmarks/tune/flush_survival.py, docs/perf-notes.md, 2026-12-05).
 //
-// Two passes over the buffer:
-// 1. zeros stored with an evict_last policy: the buffer's lines then outrank
-//    every normal line and age out kept ones in LRU order, so after 4x the L2
-//    (60 MB on the H200) no line of before is left;
-// 2. applypriority evict_normal on every line: what stays resident is the
-//    plain flush's end state, dirty zero lines of normal priority. Left
-//    evict_last, the zeros would outrank a timed kernel's own lines, which
-//    would then evict each other first: a kernel that re-reads its tiles
-//    from L2 (a GEMM) would find less of it than under the plain flush.
+// The op stores zeros over the buffer with an evict_last policy. The timer
+// runs it after its plain zero pass: the buffer's lines then outrank every
+// line of normal priority and age out any line a kernel kept with the hint,
+// in LRU order, so after 4x the L2 (60 MB on the H200) no line of before is
+// left. The L2 ends full of the flush's dirty zeros, as after the plain
+// flush, but at evict_last priority. Measured so (a Triton kernel of the
+// same stores, H100): x.neg() over 1-4096 rows of 4096 bf16 moved by -0.3 to
+// +0.4 us against the plain flush. Not measured yet: a kernel that re-reads
+// through the L2 (a GEMM's tiles), whose own normal lines now go before the
+// flush's; the plain flush stays the default.
+//
+// Tried and dropped: a second pass demoting every line back to normal
+// priority (applypriority.global.L2::evict_normal, one a 128-byte line), so
+// that the L2 would end exactly as after the plain flush. Both reads of
+// survival then took the same time (8 MB: 14.56 / 14.66 us), but every kernel
+// timed after it slowed by a near-fixed 5-7 us (that 8 MB read 7.97 -> 14.56,
+// x.neg() at 512 x 4096 7.71 -> 14.40, cuBLAS 512 x 4096 x 4096 31.5 ->
+// 38.9), most likely the 2M priority changes still being worked off in the
+// L2 when the timed kernel began.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -30,7 +40,7 @@ namespace memopt {
 namespace {
 
 constexpr int kFlushThreads = 256;
-constexpr int64_t kLineBytes = 128;  // one L2 line: applypriority's only size
+constexpr int64_t kLineBytes = 128;  // one L2 line
 
 __global__ void zero_evict_last_kernel(uint4* dst, int64_t packs) {
   uint64_t policy;
@@ -40,15 +50,6 @@ __global__ void zero_evict_last_kernel(uint4* dst, int64_t packs) {
        i += stride) {
     asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %1, %1, %1}, %2;" ::"l"(dst + i),
                  "r"(0u), "l"(policy)
-                 : "memory");
-  }
-}
-
-__global__ void demote_to_evict_normal_kernel(const char* base, int64_t lines) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < lines;
-       i += stride) {
-    asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(base + i * kLineBytes)
                  : "memory");
   }
 }
@@ -70,9 +71,6 @@ void l2_flush_deep(at::Tensor& buffer) {
   const unsigned blocks = static_cast<unsigned>(4 * sm_count());
   zero_evict_last_kernel<<<blocks, kFlushThreads, 0, stream>>>(
       static_cast<uint4*>(buffer.data_ptr()), bytes / 16);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  demote_to_evict_normal_kernel<<<blocks, kFlushThreads, 0, stream>>>(
-      static_cast<const char*>(buffer.data_ptr()), bytes / kLineBytes);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

@@ -84,8 +84,7 @@ TORCH_LIBRARY(memopt_probe, m) {
   m.def("code_fetch_evict(Tensor(a!) out) -> ()");
   m.def("code_fetch_shapes() -> Tensor");
   // The benchmark timer's deep L2 flush (l2_flush.cu): buffer (any dtype,
-  // contiguous, whole 128-byte lines) zeroed with an evict_last policy, then
-  // every line demoted to normal priority, so no line a kernel kept with an
-  // evict_last hint outlives it.
+  // contiguous, whole 128-byte lines) zeroed with an evict_last policy, so
+  // that no line a kernel kept with an evict_last hint outlives it.
   m.def("l2_flush_deep(Tensor(a!) buffer) -> ()");
 }

@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     meta["launch_floor_us"] = timing.launch_floor_us(device)
     meta["argv"] = list(sys.argv[1:] if argv is None else argv)
     flushed = ("L2 flushed (256 MiB zeroed)" if args.flush == "write" else
-               "L2 flushed deep (256 MiB zeroed with evict_last, then demoted: no kept line)")
+               "L2 flushed deep (256 MiB zeroed, then zeroed again with evict_last)")
     meta["timing"] = (f"median of per-call CUDA-event times, {flushed} before "
                       "each call, the GPU kept behind the host by twice the call's launch time"
                       + (f" and at least {args.pad_us:g} µs" if args.pad_us is not None else "")

@@ -119,7 +119,7 @@ def host_pad_us(call: Call) -> float:
 
 
 FLUSHES = ("write", "deep", "read", "none")
-FLUSH_METHODS = {"write": "L2 flushed", "deep": "L2 flushed deep (kept lines evicted)",
+FLUSH_METHODS = {"write": "L2 flushed", "deep": "L2 flushed deep (then zeroed evict_last)",
                  "read": "L2 flushed by a read (left clean)", "none": "L2 not flushed"}
 
 
@@ -142,9 +142,9 @@ class KernelTimer:
     as ``triton.testing.do_bench`` does: the L2 is then full of dirty lines, and the
     timed call pays for writing them back as its own reads evict them. A line that a
     kernel loaded with an evict_last hint (torch.compile's norms, Liger's) can outlive
-    it: ``"deep"`` zeroes the buffer with an evict_last policy, then demotes its lines
-    to normal priority, leaving the L2 as ``"write"`` does minus those kept lines
-    (csrc/probe/l2_flush.cu says what they were worth). ``"read"`` sums
+    it: ``"deep"`` zeroes the buffer again after that, with an evict_last policy, which
+    ages those kept lines out too (csrc/probe/l2_flush.cu says what they were worth and
+    what it leaves behind). ``"read"`` sums
     the buffer instead: the L2 is as cold for the call's inputs, but clean. ``"none"``
     leaves it: the call finds its inputs, and its code, where its last call left them
     (a probe's contrast, not a benchmark figure). ``before``: GPU work queued after each
@@ -184,7 +184,7 @@ class KernelTimer:
         flush = self._flush_buffer()
         deep = _deep_flush_op() if self.flush == "deep" else None
         empty_l2 = {"write": flush.zero_, "read": flush.sum, "none": lambda: None,
-                    "deep": lambda: deep(flush)}[self.flush]
+                    "deep": lambda: (flush.zero_(), deep(flush))}[self.flush]
         torch.cuda.synchronize(self.device)
         empty_l2()
         estimate = event_ms(call)

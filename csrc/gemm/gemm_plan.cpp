@@ -118,10 +118,13 @@ int wgmma_split_count(int64_t M, int64_t N, int64_t K, int sm_count, bool on_dev
 //   128 x 192 against 52.6 in the old pick, 128 x 64; M = 512, N = 6144 39.9
 //   against 49.9.
 // - 128 x 168 (linear's K-major weight in 16 bits only) for N = 22016: 132
-//   tile columns, so M = 256 / 512 fill 2 / 4 whole waves. Its 541 ns is not
-//   measured: the mean of 128 x 128's 431 and 128 x 192's 611 (the time
-//   tracks the tile's columns between them, 168 being their midpoint), to be
-//   refitted once the sweep has run it on the GPU.
+//   tile columns, so M = 256 / 512 fill 2 / 4 whole waves. Its 541 ns is the
+//   mean of 128 x 128's 431 and 128 x 192's 611 (the time tracks the tile's
+//   columns between them, 168 being their midpoint), not an H200 fit. On an
+//   H100 (2026-12-05, wgmma_tiles_168_llama_h100.json) 512 x 22016 x 4096
+//   took 134.6 us, 526 ns a wave's k-tile, against 128 x 192's 146.3 and 128
+//   x 256's 149.1 (cuBLAS 131.5); 256 rows 87.4 against 90.5 (cuBLAS 84.8);
+//   128 rows 77.7 against 78.3 (82.6). To be refitted with the H200 sweep.
 // - The fit has no fixed time a wave any more. Until the epilogue took its
 //   activation as a template argument (kernels/wgmma_sm90.cuh) it had 3 us
 //   for 128 x 256 and 1 for 128 x 128 and 64 x 256: the epilogue's

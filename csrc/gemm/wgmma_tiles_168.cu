@@ -5,8 +5,10 @@
 // 132 tile columns, and M = 256 / 512 give 264 / 528 tiles, exactly 2 / 4
 // waves of 132 SMs, where 128 x 192 leaves 1.74 waves at M = 256 and 128 x
 // 256 a partial last wave at 512 (H200: 79.6 us at 256 in 128 x 192 and
-// 145.7 at 512 in 128 x 256, against cuBLAS's 73.5 and 130.8; predicted
-// ~69 and ~138 here, not yet measured). Linear's weight [N, K] (K-major B)
+// 145.7 at 512 in 128 x 256, against cuBLAS's 73.5 and 130.8). Measured on
+// an H100 (2026-12-05, wgmma_tiles_168_llama_h100.json): 87.4 us at 256 and
+// 134.6 at 512, against 128 x 192's 90.5 / 146.3 and cuBLAS's 84.8 / 131.5
+// on the same card; not yet on the H200. Linear's weight [N, K] (K-major B)
 // in bfloat16 / float16 only: gemm's row-major b loads in 64-column boxes
 // and there is no tf32 m64n168. gemm_plan.cpp's wgmma_tile never gives this
 // tile another call; the launcher below holds to it as well. A file of its

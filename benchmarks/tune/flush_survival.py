@@ -35,7 +35,7 @@ import triton.language as tl
 import torch_memopt
 from torch_memopt.bench import results
 from torch_memopt.bench.environment import describe
-from torch_memopt.bench.timing import FLUSH_BYTES, KernelTimer
+from torch_memopt.bench.timing import KernelTimer
 
 from norm_latency_probe import calls_for
 
@@ -65,16 +65,14 @@ def survival(megabytes: int) -> dict:
     last loaded with evict_last or with no hint before that flush."""
     buffer = torch.randint(0, 7, (megabytes * 2**20 // 4,), dtype=torch.int32, device="cuda")
     sink = torch.zeros(triton.cdiv(buffer.numel(), BLOCK), dtype=torch.int32, device="cuda")
-    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    flushes = {"write": flush.zero_,
-               "deep": lambda: (flush.zero_(), torch.ops.memopt_probe.l2_flush_deep(flush))}
     out = {}
-    for kind, flush_again in flushes.items():
+    for kind in ("write", "deep"):
         for hint in (False, True):
             # A sample: the timer's flush, then `before` (the read with or without the
-            # hint, and a second flush of the same kind), then the timed plain read.
-            before = lambda hint=hint, again=flush_again: (read(buffer, sink, hint), again())  # noqa: E731
-            timer = KernelTimer(torch.device("cuda"), flush=kind, before=before)
+            # hint, and the timer's flush again), then the timed plain read.
+            timer = KernelTimer(torch.device("cuda"), flush=kind)
+            again = timer.empty_l2()
+            timer.before = lambda hint=hint, again=again: (read(buffer, sink, hint), again())
             name = f"{kind}: " + ("evict_last first" if hint else "plain first")
             out[name] = timer.time(lambda: read(buffer, sink, False)).median_us
     timer = KernelTimer(torch.device("cuda"), flush="none")

@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pad-us", type=float, default=None,
                         help="idle the GPU at least this many µs before each timed call, every "
                              "implementation alike (default: twice each call's own enqueue time)")
-    parser.add_argument("--flush", choices=timing.FLUSHES[:2], default="write",
+    parser.add_argument("--flush", choices=("write", "deep"), default="write",
                         help="the L2 flush before each timed call: write (256 MiB zeroed, as "
                              "triton's do_bench) or deep (also evicts lines a kernel kept with an "
                              "evict_last hint; timing.KernelTimer says why)")

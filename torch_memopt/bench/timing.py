@@ -164,8 +164,8 @@ class KernelTimer:
         if pad_us is not None and not 0 <= pad_us <= MAX_PAD_US:
             raise ValueError(f"KernelTimer: pad_us must be in [0, {MAX_PAD_US:g}], got {pad_us}")
         self.device = torch.device(device)
-        if flush == "deep" and self.device.type == "cuda":
-            _deep_flush_op()  # fail here, not at the first timed call
+        # Looked up here: a build without the op fails now, not at the first timed call.
+        self._deep = _deep_flush_op() if flush == "deep" and self.device.type == "cuda" else None
         self.rep_ms = rep_ms
         self.flush = flush
         self.before = before
@@ -178,13 +178,17 @@ class KernelTimer:
             self._flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device=self.device)
         return self._flush
 
+    def empty_l2(self) -> Call:
+        """This timer's flush as a call, the one it runs before each timed call (a probe
+        that flushes again inside ``before`` takes the same one)."""
+        flush = self._flush_buffer()
+        return {"write": flush.zero_, "read": flush.sum, "none": lambda: None,
+                "deep": lambda: (flush.zero_(), self._deep(flush))}[self.flush]
+
     def time(self, call: Call) -> Timing:
         if not self.on_cuda:
             return self._time_host(call)
-        flush = self._flush_buffer()
-        deep = _deep_flush_op() if self.flush == "deep" else None
-        empty_l2 = {"write": flush.zero_, "read": flush.sum, "none": lambda: None,
-                    "deep": lambda: (flush.zero_(), deep(flush))}[self.flush]
+        empty_l2 = self.empty_l2()
         torch.cuda.synchronize(self.device)
         empty_l2()
         estimate = event_ms(call)

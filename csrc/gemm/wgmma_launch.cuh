@@ -97,10 +97,16 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   }
 }
 
-// bfloat16 / float16 (the callers send tf32 to launch_tile's own branch).
+// bfloat16 / float16 (the callers send tf32 to launch_tile's own branch). A
+// tile for K-major B only (Tl::kKMajor16BitOnly) gets no row-major instance:
+// its launcher sends every other call to another tile.
 template <typename Tl, int kClusterM, int kStaged, bool kStreamK = false>
 void launch_clustered(const HalfGemmArgs& p, cudaStream_t stream) {
-  if (p.dtype == HalfType::bf16) {
+  if constexpr (Tl::kKMajor16BitOnly) {
+    p.dtype == HalfType::bf16
+        ? launch_typed<__nv_bfloat16, Tl, true, kClusterM, kStaged, kStreamK>(p, stream)
+        : launch_typed<__half, Tl, true, kClusterM, kStaged, kStreamK>(p, stream);
+  } else if (p.dtype == HalfType::bf16) {
     p.b_k_major ? launch_typed<__nv_bfloat16, Tl, true, kClusterM, kStaged, kStreamK>(p, stream)
                 : launch_typed<__nv_bfloat16, Tl, false, kClusterM, kStaged, kStreamK>(p, stream);
   } else {
@@ -126,30 +132,14 @@ void launch_epilogue_tma(const HalfGemmArgs& p, cudaStream_t stream) {
 // operands, W [N, K] K-major) stores from registers: a float pair is 8 bytes,
 // so a warp's store fills whole 32-byte sectors (4 threads x 8 bytes a row),
 // where 16-bit pairs filled half sectors.
+// (A tile for K-major bf16 / fp16 only, Tl::kKMajor16BitOnly, has no tf32
+// instance; its launcher never sends tf32 here.)
 template <typename Tl>
 void launch_tile(const HalfGemmArgs& p, cudaStream_t stream) {
-  if (p.dtype == HalfType::tf32) {
-    launch_typed<float, Tl, true, 1, 0>(p, stream);
-  } else {
-    launch_epilogue_tma<Tl, 1, Tl::kOutBoxes>(p, stream);
+  if constexpr (!Tl::kKMajor16BitOnly) {
+    if (p.dtype == HalfType::tf32) return launch_typed<float, Tl, true, 1, 0>(p, stream);
   }
-}
-
-// A tile built for linear's K-major weight in bfloat16 / float16 only (128 x
-// 168: gemm's row-major b loads in 64-column boxes, and there is no tf32
-// m64n168): launch_tile less the row-major and tf32 instances, which would
-// not compile.
-template <typename Tl>
-void launch_tile_k_major_16bit(const HalfGemmArgs& p, cudaStream_t stream) {
-  constexpr int kStaged = Tl::kOutBoxes;
-  const bool tma_store = p.N % 8 == 0 && aligned_16(p.out);  // as launch_epilogue_tma
-  if (p.dtype == HalfType::bf16) {
-    tma_store ? launch_typed<__nv_bfloat16, Tl, true, 1, kStaged>(p, stream)
-              : launch_typed<__nv_bfloat16, Tl, true, 1, 0>(p, stream);
-  } else {
-    tma_store ? launch_typed<__half, Tl, true, 1, kStaged>(p, stream)
-              : launch_typed<__half, Tl, true, 1, 0>(p, stream);
-  }
+  launch_epilogue_tma<Tl, 1, Tl::kOutBoxes>(p, stream);
 }
 
 // kernel_info's entry (common/kernel_registry.h) for tile Tl's bfloat16

@@ -26,7 +26,7 @@ void launch_gemm_wgmma_128x168(const HalfGemmArgs& p, cudaStream_t stream) {
   // there): the nearest tile built for every layout and dtype, never a
   // 168-column kernel on an operand it cannot read.
   if (!p.b_k_major || p.dtype == HalfType::tf32) return launch_gemm_wgmma_128x192(p, stream);
-  wgmma_launch::launch_tile_k_major_16bit<wgmma::Tile<128, 168>>(p, stream);
+  wgmma_launch::launch_tile<wgmma::Tile<128, 168>>(p, stream);
 }
 
 // kernel_info (common/kernel_registry.h): the bfloat16 kernel with the

@@ -110,6 +110,10 @@ struct Tile {
   static constexpr int kConsumers = kBM / 64;
   static constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
   static constexpr int kAcc = kBN / 2;
+  // Row-major B loads in 64-column boxes (load_tile), and there is no tf32
+  // m64n168: a tile of another width takes linear's K-major weight in bf16 /
+  // fp16 only (the launch path instantiates nothing else for it).
+  static constexpr bool kKMajor16BitOnly = kBN % 64 != 0;
   // The TMA-store epilogue's boxes, each 64 rows (a consumer's) by
   // kOutBoxCols: 64 columns, 128-byte swizzled like the loads; at 168
   // columns three boxes of 56, unswizzled (112-byte rows are no swizzle
@@ -544,9 +548,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
                 "tf32: K-major B, no cluster, the epilogue from registers");
   static_assert(kClusterM == 1 || kBlockN % (kBoxN * kClusterM) == 0,
                 "each CTA multicasts whole 64-column boxes");
-  // Row-major B loads in 64-column boxes (load_tile), and there is no tf32
-  // m64n168: the 168-column tile is linear's 16-bit K-major weight's only.
-  static_assert(kBlockN % kBoxN == 0 || (kBKMajor && !std::is_same_v<T, float>),
+  static_assert(!Tl::kKMajor16BitOnly || (kBKMajor && !std::is_same_v<T, float>),
                 "a tile of a width not a multiple of 64 takes K-major B in bf16 / fp16 only");
   static_assert(!kStreamK || kClusterM == 1, "stream-K runs one CTA a unit");
   extern __shared__ uint8_t smem_raw[];

@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <limits>
+#include <utility>
+
+#include "common/strided_rows.h"
 
 namespace memopt {
 
@@ -15,20 +18,9 @@ NormRows prepare_norm_rows(const at::Tensor& input, int64_t row_length,
   rows.eps = static_cast<float>(eps.value_or(std::numeric_limits<float>::epsilon()));
   rows.out = at::empty(input.sizes(), input.options().memory_format(c10::MemoryFormat::Contiguous));
   rows.rows = rows.row_length == 0 ? 0 : input.numel() / rows.row_length;
-  if (input.is_contiguous()) {
-    // The rows as they lie: the pointer and row stride that reshape's view
-    // would give, without making it (reshape and view took 0.7-0.8 us each of
-    // layer_norm's host time under torch.profiler, H100, host_profile_norm.py).
-    rows.input = input;
-    rows.in_stride = rows.row_length;
-  } else {
-    // reshape copies only when the rows cannot be one evenly strided view; the
-    // kernels read rows in_stride apart, so a row-strided input costs no copy.
-    at::Tensor flat = input.reshape({rows.rows, rows.row_length});
-    if (rows.row_length > 1 && flat.stride(1) != 1) flat = flat.contiguous();
-    rows.input = flat;
-    rows.in_stride = rows.rows > 1 ? flat.stride(0) : rows.row_length;
-  }
+  StridedRows flat = strided_rows(input, rows.rows, rows.row_length);
+  rows.input = std::move(flat.data);
+  rows.in_stride = flat.stride;
   const bool has_weight = weight.has_value() && weight->defined();
   const bool has_bias = bias.has_value() && bias->defined();
   rows.fp32_params = (has_weight && weight->scalar_type() == at::kFloat) ||

@@ -2,6 +2,10 @@
 
 #include <ATen/ops/empty.h>
 
+#include <utility>
+
+#include "common/strided_rows.h"
+
 namespace memopt {
 
 SoftmaxRows prepare_softmax_rows(const at::Tensor& input, int64_t dim,
@@ -18,18 +22,10 @@ SoftmaxRows prepare_softmax_rows(const at::Tensor& input, int64_t dim,
     rows.dim_size = input.size(dim);
     for (int64_t d = dim + 1; d < input.dim(); ++d) rows.inner *= input.size(d);
   }
-  if (rows.inner == 1 && input.dim() > 0 && source.is_contiguous()) {
-    // The rows as they lie: the pointer and row stride that reshape's view
-    // would give, without making it (reshape and view took 0.9 us each of a
-    // call's host time under torch.profiler, H100, host_profile_norm.py).
-    rows.input = source;
-    rows.in_stride = rows.dim_size;
-  } else if (rows.inner == 1 && input.dim() > 0) {
-    // reshape copies only when the rows cannot be one evenly strided view.
-    at::Tensor flat = source.reshape({rows.outer, rows.dim_size});
-    if (rows.dim_size > 1 && flat.stride(1) != 1) flat = flat.contiguous();
-    rows.input = flat;
-    rows.in_stride = rows.outer > 1 ? flat.stride(0) : rows.dim_size;
+  if (rows.inner == 1 && input.dim() > 0) {
+    StridedRows flat = strided_rows(source, rows.outer, rows.dim_size);
+    rows.input = std::move(flat.data);
+    rows.in_stride = flat.stride;
   } else {
     rows.input = source.contiguous();
     rows.in_stride = rows.dim_size * rows.inner;

@@ -7,7 +7,10 @@ each lost once unseen between runs on the H200 (docs/perf-notes.md, 2026-12-04):
 - no spills where none are wanted: the early norm instances that hold the parameters in
   registers (uncapped), the GEMM kernels, and each norm and softmax file's stack bytes at
   most what they are now (a few bytes of spills at the 64-register cap cost layer_norm
-  8-12% at 16384 rows).
+  8-12% at 16384 rows);
+- every load of a short row's kernel in flight before it waits on one: the early layer_norm
+  instances' parameters, split into registers as each arrived, went to memory five times in
+  turn (2026-12-05).
 
 A ceiling below is raised only with the ptxas figures and a measurement in perf-notes."""
 import pytest
@@ -86,3 +89,26 @@ def test_stack_bytes_stay_under_their_ceiling(cubins, source):
     worst = sorted(((use["STACK"], name) for name, use in usage.items()), reverse=True)[:3]
     assert total <= STACK_CEILING[source], f"{source}: {total} stack bytes (ceiling " \
         f"{STACK_CEILING[source]}); the largest: {worst}"
+
+
+def test_early_norm_instances_issue_every_load_before_using_one(cubins):
+    """The early 16-byte instances that hold the parameters in registers (up to 256 threads a
+    row, one CTA) load the row, the residual (kAdd), the weight and the bias (LayerNorm),
+    kVecs packs each, before any instruction reads one of them. (The peeled ones are not
+    checked: their parameters' 2-byte-aligned path, for odd widths, joins halves into words
+    as they arrive, and it comes first in the SASS. The narrow-pack kernels split their row's
+    packs as they arrive, a lead not yet taken: perf-notes, 2026-12-05.)"""
+    short, checked = {}, 0
+    for name, body in sass_audit.sass(cubins["norm_cuda"], TOOL).items():
+        if NORM not in name:
+            continue
+        rms, threads, add, cluster, vecs, _, _, early = sass_audit.template_values(name)
+        if not (early and threads <= 256 and cluster == 1):
+            continue
+        checked += 1
+        wanted = vecs * (1 + add + 1 + (1 - rms))  # row, residual, weight, bias
+        issued = sass_audit.loads_before_first_use(body)
+        if issued < wanted:
+            short[name] = f"{issued} of {wanted} loads before the first use"
+    assert checked >= 80, f"only {checked} early instances found"
+    assert not short, f"loads issued after a use of an earlier one: {short}"

@@ -66,10 +66,9 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 }
 
 // How the kernel's early instances (kernels/v04_vectorized.cuh, kEarly) fetch
-// weight and bias. RMSNorm's, up to 256 threads a row (kNormParamsInRegisters),
+// weight and bias. Those of up to 256 threads a row (kNormParamsInRegisters)
 // load the packs the registers keep into registers with the row, for grids of
-// one wave of that instance (param_stage says why). Wider, and LayerNorm's at
-// every width (kernels/v04_vectorized.cuh says why), they stage: the
+// one wave of that instance (param_stage says why). Wider, they stage: the
 // elements of weight and bias a block copies into shared
 // memory, the part of a row its registers keep (not the peeled rows), where
 // that is whole 16-byte chunks and fits in
@@ -117,7 +116,7 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
   const NormParamFetch fetch = norm_param_stage();
   if (params == 0 || fetch == NormParamFetch::kLate) return {};
   constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
-  if constexpr (kNormParamsInRegisters<kRms, kThreads, 1, true>) {
+  if constexpr (kNormParamsInRegisters<kThreads, 1, true>) {
     // Into registers (kernels/v04_vectorized.cuh): any alignment, any width,
     // peeled rows too; `elems` only says so, no shared memory. Up to one
     // wave of the instance, not half: no block copies anything again, and
@@ -131,7 +130,7 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
             0, 0};
   }
   if (2 * blocks > sm_count()) return {};
-  if constexpr (kNormStagesParams<param_t, kRms, kThreads, kVecs, kVec, 1, kPeel>) {
+  if constexpr (kNormStagesParams<param_t, kThreads, kVecs, kVec, 1, kPeel>) {
     const auto aligned = [](const at::Tensor& t) {
       return !t.defined() || reinterpret_cast<uintptr_t>(t.const_data_ptr()) % 16 == 0;
     };

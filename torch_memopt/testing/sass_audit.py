@@ -6,7 +6,9 @@ change cannot lose them unseen between two runs on the H200:
   in 2-byte ones (``LDG.E.U16``): read through a selected temporary, a bf16 pack once
   compiled to 8 predicated 2-byte loads, 11744 of them over the norm kernels (2026-12-04);
 - the kernels that must not spill have no stack frame (cuobjdump's ``STACK``: spills and
-  local arrays; its ``LOCAL`` stays 0 for them).
+  local arrays; its ``LOCAL`` stays 0 for them);
+- a short row's kernel has all its loads in flight before it waits on any
+  (``loads_before_first_use``).
 
 Kernel names stay mangled (no c++filt needed); ``template_values`` reads a kernel's
 integer and bool template arguments from its mangled name, in order."""
@@ -77,6 +79,7 @@ def cubin_of(binary: str, tool: str, source: str, folder: str) -> Optional[str]:
     return os.path.join(folder, wanted[0])
 
 
+@lru_cache(maxsize=None)
 def sass(binary: str, tool: str) -> dict[str, str]:
     """The SASS text of every kernel in ``binary`` (a cubin: cubin_of), by mangled name.
     Dumped whole: cuobjdump's per-function selection re-reads the binary each time
@@ -102,3 +105,46 @@ def first_type_is_16_bit(mangled: str, kernel: str) -> bool:
 def loads(body: str, kind: str) -> int:
     """How many global loads of ``kind`` (``U16``, ``128``, ...) a kernel's SASS holds."""
     return len(re.findall(rf"\bLDG\.E\.{re.escape(kind)}\b", body))
+
+
+# One SASS instruction: address, optional predicate, opcode, operands.
+_INSTRUCTION = re.compile(r"/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
+_REGISTER = re.compile(r"\bR(\d+)(\.64)?")
+
+
+def _registers(operand: str) -> set[int]:
+    """The general registers an operand names (``R2.64`` in an address: R2 and R3)."""
+    out = set()
+    for match in _REGISTER.finditer(operand):
+        out.add(int(match.group(1)))
+        if match.group(2):
+            out.add(int(match.group(1)) + 1)
+    return out
+
+
+def loads_before_first_use(body: str) -> int:
+    """How many global loads (``LDG``) a kernel's SASS issues, in program order, before the
+    first instruction that reads a register one of them wrote: the loads in flight together
+    when the kernel first waits on memory. In program order, so the loads of a branch not
+    taken count too; a lower bound on a path's loads is what a test can ask of it.
+
+    Where a kernel uses a loaded value before its other loads are issued, each of those
+    waits for the first: the early layer_norm instance's parameters, held as packs of 16-bit
+    elements, were split into registers right after each load, behind a branch, and the
+    1 x 4096 kernel went to memory five times in turn (SASS, sm_90a, 2026-12-05)."""
+    pending: set[int] = set()  # registers a load writes that nothing has overwritten since
+    count = 0
+    for match in _INSTRUCTION.finditer(body):
+        opcode, operands = match.group(2), [o.strip() for o in match.group(3).split(",")]
+        stores = opcode.startswith(("ST", "RED", "ATOM"))
+        sources = operands if stores else operands[1:]
+        if any(_registers(operand) & pending for operand in sources):
+            return count
+        written = set() if stores or not operands else _registers(operands[0])
+        if opcode.split(".")[0] == "LDG" and written:
+            width = 4 if ".128" in opcode else 2 if ".64" in opcode else 1
+            pending.update(range(min(written), min(written) + width))
+            count += 1
+        else:
+            pending -= written
+    return count

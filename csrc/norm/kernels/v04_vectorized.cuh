@@ -85,28 +85,33 @@ constexpr int kNormMaxParamStageBytes = 32 * 1024;
 // cap is 128 and 64, and those stage instead. Measured before it (H200, bf16
 // rms_norm 1 x 4096, kernel timer): staged 5.41 us, no weight 4.90, Liger
 // 4.16 (benchmarks/results/tune/norm_latency_probe_packs_w4096_h200.json).
-// RMSNorm only. LayerNorm's weight and bias in registers ran slower than
-// staged at every grid under 512 rows, most at one row (H200, bf16, us,
-// staged at a8f8bca -> registers at fad1b2d): 1 x 768 5.28 -> 6.24, 1 x 4096
-// 5.54 -> 7.10, 1 x 8192 5.89 -> 7.33, 8 x 4096 5.50 -> 6.11, 64 x 4096 6.02
-// -> 6.24 (norm-grid_bf16_layer_norm_{early,registers}_h200.json); so its
-// early instances stage at every width (kNormStagesParams).
+// LayerNorm's weight and bias too (2026-12-05, not yet run on a GPU). Its
+// first register path ran slower than staging at every grid under 512 rows,
+// most at one row (H200, bf16, us, staged at a8f8bca -> registers at fad1b2d):
+// 1 x 768 5.28 -> 6.24, 1 x 4096 5.54 -> 7.10, 1 x 8192 5.89 -> 7.33, 8 x
+// 4096 5.50 -> 6.11, 64 x 4096 6.02 -> 6.24
+// (norm-grid_bf16_layer_norm_{early,registers}_h200.json). Its SASS says why:
+// each parameter pack was split into 16-bit registers right after its load,
+// behind the `pk < end` branch, so the 8 loads and then the row's went out
+// one trip to memory after another. Held as raw words (PackWords, at
+// weight_regs in the kernel), all 12 loads of the 1 x 4096 kernel issue
+// before the first use of any (126 registers, no stack), and the staged
+// instances' ~500 instructions of cp.async and prefetch code before the
+// row's first load (instruction 516 of the staged 1 x 4096 kernel) are gone.
 constexpr int kNormMaxRegisterParamThreads = 256;
-template <bool kRms, int kThreads, int kCluster, bool kEarly>
+template <int kThreads, int kCluster, bool kEarly>
 inline constexpr bool kNormParamsInRegisters =
-    kRms && kEarly && kCluster == 1 && kThreads <= kNormMaxRegisterParamThreads;
+    kEarly && kCluster == 1 && kThreads <= kNormMaxRegisterParamThreads;
 // Whether an early-parameter instance (kEarly) can stage its parameters in
 // shared memory (the kernel's comment at its copies says why the peeled and
 // the wide ones do not); the launcher asks the same, so it stages nothing for
 // an instance without it and prefetches towards L2 instead.
-// Since RMSNorm's early instances of up to kNormMaxRegisterParamThreads
-// threads a row load the parameters into registers instead
-// (kNormParamsInRegisters), only its wider ones stage; LayerNorm's stage at
-// every width.
-template <typename param_t, bool kRms, int kThreads, int kNormVecs, int kVec, int kCluster,
-          bool kPeel>
+// Since the early instances of up to kNormMaxRegisterParamThreads threads a
+// row load the parameters into registers instead (kNormParamsInRegisters),
+// only the wider ones stage.
+template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster, bool kPeel>
 inline constexpr bool kNormStagesParams =
-    kCluster == 1 && !kPeel && (!kRms || kThreads > kNormMaxRegisterParamThreads) &&
+    kCluster == 1 && !kPeel && kThreads > kNormMaxRegisterParamThreads &&
     (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
         kNormMaxParamStageBytes;
 // Blocks an SM must hold: 64 registers a thread at most. Left to itself
@@ -267,9 +272,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // rms_norm's 6.7 at 1-512 rows of 4096 bf16, where Triton's kernels run
   // 4.2-5.3 (benchmarks/tune/norm_latency_probe.py, H200); staged, 5.4 at one
   // row. The block's rows share one copy; no registers are held for it
-  // meanwhile. Only the kEarly instances of LayerNorm and of RMSNorm past 256
-  // threads a row (RMSNorm's narrower ones hold the weight in registers:
-  // weight_regs below; kNormParamsInRegisters says why not LayerNorm's), which
+  // meanwhile. Only the kEarly instances past 256 threads a row (the
+  // narrower ones hold the parameters in registers: weight_regs below), which
   // the launcher takes for grids of half a wave at most (param_stage in
   // norm_vectorized_launch.cuh says why); _C._set_norm_param_stage(0) turns
   // them off (norm_common.h).
@@ -281,9 +285,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // bf16 rms_norm against 7.17 prefetched (H200), a lead for a part-chunk
   // copied another way. Nor an instance whose narrowest row (past half its
   // threads' packs) holds more parameter bytes than a block stages.
-  constexpr bool kRegParams = kNormParamsInRegisters<kRms, kThreads, kCluster, kEarly>;
+  constexpr bool kRegParams = kNormParamsInRegisters<kThreads, kCluster, kEarly>;
   constexpr bool kCanStage =
-      kEarly && kNormStagesParams<param_t, kRms, kThreads, kNormVecs, kVec, kCluster, kPeel>;
+      kEarly && kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster, kPeel>;
   extern __shared__ __align__(16) unsigned char param_stage[];
   const int stage_bytes = stage_elems * static_cast<int>(sizeof(param_t));
   param_t* const weight_stage = reinterpret_cast<param_t*>(param_stage);
@@ -352,35 +356,59 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // row's own loads (the fill below), so that both are in flight at once,
   // and used at the stores (write_cached_from_registers). Issued after the
   // fill, behind a branch, they waited for the row: ptxas put the row's
-  // conversions (which wait for its loads) before the branch. The launcher
-  // takes these instances only to do this (never to prefetch), so nothing
-  // here asks stage_elems. RMSNorm has no bias. Only in the early instances:
-  // shared with the late path (the parameter pointers, the pack loads,
-  // write), the late 16-bit layer_norm kernels took 8-20 bytes of spills at
-  // the 64-register cap (ptxas, sm_90a). RMSNorm's only
-  // (kNormParamsInRegisters): the `!kRms` bias loads below compile away.
+  // conversions (which wait for its loads) before the branch. Held as the
+  // raw words they were loaded as (common/pack.cuh's PackWords), converted
+  // only at the stores: held as packs of 16-bit elements, each was split into
+  // registers right after its load, so the next load, and the row's, waited
+  // for it (the SASS of 2026-12-05: four trips to memory in turn before the
+  // row's first load in layer_norm's 1 x 4096 kernel). The launcher takes
+  // these instances only to do this (never to prefetch), so nothing here
+  // asks stage_elems. RMSNorm has no bias: the `!kRms` loads compile away.
+  // Only in the early instances: shared with the late path (the parameter
+  // pointers, the pack loads, write), the late 16-bit layer_norm kernels
+  // took 8-20 bytes of spills at the 64-register cap (ptxas, sm_90a).
   constexpr int kRegPacks = kRegParams ? kNormVecs : 1;
-  PPack weight_regs[kRegPacks], bias_regs[kRegPacks];
-  float edge_weight[2] = {1.f, 1.f}, edge_bias[2] = {0.f, 0.f};
+  using ParamWords = PackWords<param_t, kVec>;
+  using EdgeWords = PackWords<param_t, 1>;
+  ParamWords weight_regs[kRegPacks], bias_regs[kRegPacks];
+  EdgeWords edge_weight[2], edge_bias[2];
   if constexpr (kRegParams) {
+    const auto param_words = [&](const param_t* q, int pk) {
+      if constexpr (kPeel) {  // (as param_pack)
+        return load_pack_words_aligned_to<param_t, kVec>(
+            q + pk * kVec, static_cast<int>(reinterpret_cast<uintptr_t>(q) % 16));
+      } else {
+        return load_pack_words(reinterpret_cast<const PPack*>(q) + pk);
+      }
+    };
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
       if (pk < end) {
-        if (weight != nullptr) weight_regs[k] = param_pack(weight + head, pk);
-        if (!kRms && bias != nullptr) bias_regs[k] = param_pack(bias + head, pk);
+        if (weight != nullptr) weight_regs[k] = param_words(weight + head, pk);
+        if (!kRms && bias != nullptr) bias_regs[k] = param_words(bias + head, pk);
       }
     }
     if constexpr (kPeel) {  // the edges' elements
+      const auto element_words = [](const param_t* q, int64_t e) {
+        return load_pack_words(reinterpret_cast<const Pack<param_t, 1>*>(q + e));
+      };
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         if (!has_edge(i)) continue;
         const int64_t e = edge_index(i);
-        if (weight != nullptr) edge_weight[i] = static_cast<float>(weight[e]);
-        if (!kRms && bias != nullptr) edge_bias[i] = static_cast<float>(bias[e]);
+        if (weight != nullptr) edge_weight[i] = element_words(weight, e);
+        if (!kRms && bias != nullptr) edge_bias[i] = element_words(bias, e);
       }
     }
   }
+  // Element j of a parameter held in registers, 1 (weight) or 0 (bias) where absent.
+  const auto weight_at = [&](const auto& words, int j) {
+    return weight != nullptr ? element_of(words, j) : 1.f;
+  };
+  const auto bias_at = [&](const auto& words, int j) {
+    return !kRms && bias != nullptr ? element_of(words, j) : 0.f;
+  };
   Cached cache[kNormVecs];
   float sum = 0.f;
   if constexpr (kAdd) {
@@ -535,9 +563,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           out.v[j] = static_cast<scalar_t>(normalize_by<kRms>(
-              in[j], mean, inv_std,
-              weight != nullptr ? static_cast<float>(weight_regs[k].v[j]) : 1.f,
-              !kRms && bias != nullptr ? static_cast<float>(bias_regs[k].v[j]) : 0.f));
+              in[j], mean, inv_std, weight_at(weight_regs[k], j), bias_at(bias_regs[k], j)));
         }
         yr[pk] = out;
       }
@@ -566,7 +592,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       if (has_edge(i)) {
         const int64_t e = edge_index(i);
         const float v =
-            kRegParams ? normalize_by<kRms>(edge[i], mean, inv_std, edge_weight[i], edge_bias[i])
+            kRegParams ? normalize_by<kRms>(edge[i], mean, inv_std, weight_at(edge_weight[i], 0),
+                                            bias_at(edge_bias[i], 0))
                        : normalize<kRms>(edge[i], mean, inv_std, weight, bias, e);
         y[row * row_length + e] = static_cast<scalar_t>(v);
       }

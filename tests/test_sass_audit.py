@@ -91,15 +91,18 @@ def test_stack_bytes_stay_under_their_ceiling(cubins, source):
         f"{STACK_CEILING[source]}); the largest: {worst}"
 
 
-def test_early_norm_instances_issue_every_load_before_using_one(cubins):
+@pytest.mark.parametrize("source", ["norm_cuda", "norm_packs_peeled"])
+def test_early_norm_instances_issue_every_load_before_using_one(cubins, source):
     """The early 16-byte instances that hold the parameters in registers (up to 256 threads a
     row, one CTA) load the row, the residual (kAdd), the weight and the bias (LayerNorm),
-    kVecs packs each, before any instruction reads one of them. (The peeled ones are not
-    checked: their parameters' 2-byte-aligned path, for odd widths, joins halves into words
-    as they arrive, and it comes first in the SASS. The narrow-pack kernels split their row's
-    packs as they arrive, a lead not yet taken: perf-notes, 2026-12-05.)"""
+    kVecs packs each, before any instruction reads one of them. The peeled ones are checked
+    on their 16- and 8-byte loads: their edges' single elements, and their parameters' path
+    for 2-byte alignment (odd widths), which joins halves into words as they arrive and comes
+    first in the SASS, are left out. (The narrow-pack kernels use their row's first packs
+    after 4-5 of 16-32 loads, a lead not yet taken: perf-notes, 2026-12-05.)"""
+    widths = ("128", "64") if source == "norm_packs_peeled" else None
     short, checked = {}, 0
-    for name, body in sass_audit.sass(cubins["norm_cuda"], TOOL).items():
+    for name, body in sass_audit.sass(cubins[source], TOOL).items():
         if NORM not in name:
             continue
         rms, threads, add, cluster, vecs, _, _, early = sass_audit.template_values(name)
@@ -107,8 +110,8 @@ def test_early_norm_instances_issue_every_load_before_using_one(cubins):
             continue
         checked += 1
         wanted = vecs * (1 + add + 1 + (1 - rms))  # row, residual, weight, bias
-        issued = sass_audit.loads_before_first_use(body)
+        issued = sass_audit.loads_before_first_use(body, widths)
         if issued < wanted:
             short[name] = f"{issued} of {wanted} loads before the first use"
-    assert checked >= 80, f"only {checked} early instances found"
-    assert not short, f"loads issued after a use of an earlier one: {short}"
+    assert checked >= 80, f"{source}: only {checked} early instances found"
+    assert not short, f"{source}: loads issued after a use of an earlier one: {short}"

@@ -122,11 +122,14 @@ def _registers(operand: str) -> set[int]:
     return out
 
 
-def loads_before_first_use(body: str) -> int:
+def loads_before_first_use(body: str, widths: Optional[tuple[str, ...]] = None) -> int:
     """How many global loads (``LDG``) a kernel's SASS issues, in program order, before the
     first instruction that reads a register one of them wrote: the loads in flight together
     when the kernel first waits on memory. In program order, so the loads of a branch not
     taken count too; a lower bound on a path's loads is what a test can ask of it.
+    ``widths`` (e.g. ``("128", "64")``): only loads of those widths count, and only their
+    registers are watched, so a branch of narrower loads laid out first (the peeled norm
+    rows' 2-byte-aligned parameters) does not end the count.
 
     Where a kernel uses a loaded value before its other loads are issued, each of those
     waits for the first: the early layer_norm instance's parameters, held as packs of 16-bit
@@ -141,7 +144,8 @@ def loads_before_first_use(body: str) -> int:
         if any(_registers(operand) & pending for operand in sources):
             return count
         written = set() if stores or not operands else _registers(operands[0])
-        if opcode.split(".")[0] == "LDG" and written:
+        counted = widths is None or any(f".{w}" in opcode for w in widths)
+        if opcode.split(".")[0] == "LDG" and written and counted:
             width = 4 if ".128" in opcode else 2 if ".64" in opcode else 1
             pending.update(range(min(written), min(written) + width))
             count += 1

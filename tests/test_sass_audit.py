@@ -99,7 +99,7 @@ def test_early_norm_instances_issue_every_load_before_using_one(cubins, source):
     on their 16- and 8-byte loads: their edges' single elements, and their parameters' path
     for 2-byte alignment (odd widths), which joins halves into words as they arrive and comes
     first in the SASS, are left out. (The narrow-pack kernels use their row's first packs
-    after 4-5 of 16-32 loads, a lead not yet taken: perf-notes, 2026-12-05.)"""
+    after 4-5 of 16-32 loads, from their register pressure: perf-notes, 2026-12-05.)"""
     widths = ("128", "64") if source == "norm_packs_peeled" else None
     short, checked = {}, 0
     for name, body in sass_audit.sass(cubins[source], TOOL).items():

@@ -89,7 +89,7 @@ __device__ __forceinline__ P load_pack_aligned_to(const void* src, int align_byt
 // the row was even requested (SASS, sm_90a, 2026-12-05: layer_norm 1 x 4096
 // with its parameters in registers ran 7.10 us against 5.54 staged, H200).
 template <typename T, int kElems>
-struct PackWords {
+struct alignas((sizeof(T) * kElems >= 16) ? 16 : (sizeof(T) * kElems >= 8 ? 8 : 4)) PackWords {
   static constexpr int kBytes = static_cast<int>(sizeof(T)) * kElems;
   static constexpr int kWords = (kBytes + 3) / 4;
   uint32_t w[kWords];
@@ -119,47 +119,16 @@ __device__ __forceinline__ PackWords<T, kElems> load_pack_words(const Pack<T, kE
   return out;
 }
 
-// The same from an address aligned only to `align_bytes` (as
-// load_pack_aligned_to; the peeled norm rows' parameters at their head
-// offset). At 4-byte alignment or more each word is loaded whole, so nothing
-// is done to it until its use; at 2 bytes (odd widths only) the halves are
-// joined into words as they arrive.
+// The same from an address aligned only to `align_bytes`: load_pack_aligned_to's
+// word copies, into the words (the peeled norm rows' parameters at their head
+// offset). At 4-byte alignment or more each word is loaded whole, so nothing is
+// done to it until its use; at 2 bytes (odd widths only) the halves are joined
+// into words as they arrive.
 template <typename T, int kElems>
 __device__ __forceinline__ PackWords<T, kElems> load_pack_words_aligned_to(const void* src,
                                                                          int align_bytes) {
-  using Words = PackWords<T, kElems>;
-  static_assert(Words::kBytes % 4 == 0, "whole words: packs of 4 bytes or more");
-  Words out;
-  const auto copy = [&](auto word) {
-    using W = decltype(word);
-    constexpr int kPer = static_cast<int>(sizeof(W)) / 4;  // 32-bit words in one W
-    const W* s = static_cast<const W*>(src);
-#pragma unroll
-    for (int i = 0; i < Words::kBytes / static_cast<int>(sizeof(W)); ++i) {
-      const W v = s[i];
-      if constexpr (kPer == 4) {
-        out.w[4 * i] = v.x, out.w[4 * i + 1] = v.y, out.w[4 * i + 2] = v.z, out.w[4 * i + 3] = v.w;
-      } else if constexpr (kPer == 2) {
-        out.w[2 * i] = v.x, out.w[2 * i + 1] = v.y;
-      } else {
-        out.w[i] = v;
-      }
-    }
-  };
-  if (align_bytes % 16 == 0 && Words::kBytes % 16 == 0) {
-    copy(uint4{});
-  } else if (align_bytes % 8 == 0 && Words::kBytes % 8 == 0) {
-    copy(uint2{});
-  } else if (align_bytes % 4 == 0) {
-    copy(uint32_t{});
-  } else {  // odd widths only
-    const auto* h = static_cast<const uint16_t*>(src);
-#pragma unroll
-    for (int i = 0; i < Words::kWords; ++i) {
-      out.w[i] = static_cast<uint32_t>(h[2 * i]) | static_cast<uint32_t>(h[2 * i + 1]) << 16;
-    }
-  }
-  return out;
+  static_assert(PackWords<T, kElems>::kBytes % 4 == 0, "whole words: packs of 4 bytes or more");
+  return load_pack_aligned_to<PackWords<T, kElems>>(src, align_bytes);
 }
 
 // Element j of a pack held as words, in fp32: the exact value (a bf16 is the

@@ -272,16 +272,17 @@ def test_small_grids_take_the_early_instance():
     threads a row; 200 blocks are past half a wave, within one wave of the early instance at
     2+ blocks an SM) run rms_norm's early instance (kEarly, the kernel's last template
     argument), 20000 rows the late one; without a weight, read late, or prefetched (which
-    these instances never do) the late one. layer_norm stages its parameters instead, within
-    half a wave only: one row early, 200 rows late."""
+    these instances never do) the late one. layer_norm keeps the same rule at up to 256
+    threads a row; wider (16384 bf16, 512 threads) it stages or prefetches its parameters,
+    within half a wave only: one row early, 200 rows late."""
     from torch_memopt.testing.switches import EARLY, LATE, PREFETCH, norm_switches
 
-    def instance(rows, weight=True, mode=EARLY, op="rms_norm"):
-        x = torch.randn(rows, 4096, device="cuda", dtype=torch.bfloat16)
-        w = torch.randn(4096, device="cuda", dtype=torch.bfloat16) if weight else None
-        b = torch.randn(4096, device="cuda", dtype=torch.bfloat16) if weight else None
-        run = (lambda: torch_memopt.rms_norm(x, [4096], w, 1e-6)) if op == "rms_norm" else (
-            lambda: torch_memopt.layer_norm(x, [4096], w, b, 1e-5))
+    def instance(rows, weight=True, mode=EARLY, op="rms_norm", n=4096):
+        x = torch.randn(rows, n, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(n, device="cuda", dtype=torch.bfloat16) if weight else None
+        b = torch.randn(n, device="cuda", dtype=torch.bfloat16) if weight else None
+        run = (lambda: torch_memopt.rms_norm(x, [n], w, 1e-6)) if op == "rms_norm" else (
+            lambda: torch_memopt.layer_norm(x, [n], w, b, 1e-5))
         with norm_switches(param_stage=mode):
             (name,) = kernels_run(run)
         assert "norm_vectorized_kernel" in name, name
@@ -291,4 +292,7 @@ def test_small_grids_take_the_early_instance():
     assert instance(20000) == "false"
     assert instance(1, weight=False) == "false"
     assert instance(1, mode=LATE) == "false" and instance(1, mode=PREFETCH) == "false"
-    assert instance(1, op="layer_norm") == "true" and instance(200, op="layer_norm") == "false"
+    assert instance(1, op="layer_norm") == "true" and instance(200, op="layer_norm") == "true"
+    assert instance(20000, op="layer_norm") == "false"
+    wide = {"op": "layer_norm", "n": 16384}
+    assert instance(1, **wide) == "true" and instance(200, **wide) == "false"

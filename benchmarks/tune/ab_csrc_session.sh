@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
 # A kernel change measured before and after on one GPU, in one device call: the device
-# lends an H100 or an H200, so a grid is compared only with one timed on the same
+# lends an H100 or an H200, so a result is compared only with one timed on the same
 # machine. The working tree builds as usual (scripts/gpu_check.sh's way); a second copy of
 # it, with csrc/ replaced by the baseline's, builds beside it in /tmp/ab_base, each with
-# half the cores. Then each grid runs on the baseline and on the change in turn, one
-# process each, Liger-Kernel the in-process anchor (no torch.compile: its compiles would
-# take most of the call).
+# half the cores. Then each named run of the benchmark harness (`python -m
+# torch_memopt.bench` and its arguments, without --out) runs on the baseline and on the
+# change in turn, one process each, with the peers it names as the in-process anchor (Liger
+# for the norms: torch.compile's compiles would take most of the call).
 #   here:   mkdir -p .devrun && git archive BASE_REV csrc | gzip > .devrun/base_csrc.tgz
-#   device: bash benchmarks/tune/ab_csrc_session.sh OUTDIR DTYPE OP [OP ...]  (carry .whl, .devrun)
-# OUTDIR gets ab.txt and ab.tgz: the build logs, base/<op>/ and new/<op>/ (the grids' JSON and
-# printed tables), packed again after each grid (a device call returns a few files, not a tree).
-# While the machine is warm the two builds stay: a second call may run the grid loop alone.
+#   device: bash benchmarks/tune/ab_csrc_session.sh OUTDIR NAME "SUITE ARGS" [NAME "SUITE ARGS" ...]
+#           (carry .whl and .devrun), e.g.
+#           ... $OUT/ab rms "norm-grid --dtype bf16 --op rms_norm --peers liger --rep-ms 30
+#               --no-cross-check --flush write"
+# OUTDIR gets ab.txt and ab.tgz: the build logs, base/NAME/ and new/NAME/ (each run's JSON and
+# printed table), packed again after each run (a device call returns a few files, not a tree).
+# benchmarks/tune/ab_compare.py compares a norm grid's two JSON files.
+# While the machine is warm the two builds stay: a second call may run the loop alone
+# (AB_SKIP_BUILD=1).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${1:?usage: ab_csrc_session.sh OUTDIR DTYPE OP [OP ...]}
-DTYPE=${2:?usage: ab_csrc_session.sh OUTDIR DTYPE OP [OP ...]}
-shift 2
+usage='usage: ab_csrc_session.sh OUTDIR NAME "SUITE ARGS" [NAME "SUITE ARGS" ...]'
+OUT=${1:?$usage}
+shift
+[ $# -ge 2 ] && [ $(($# % 2)) = 0 ] || { echo "$usage"; exit 2; }
 WORK=/tmp/ab  # outside OUTDIR: only its pack comes back
 rm -rf "$WORK" && mkdir -p "$WORK" "$OUT"
 PYTHON=${PYTHON:-python3}
@@ -23,27 +30,30 @@ export PYTHONUNBUFFERED=1
 "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/memopt_site .whl/*.whl
 export PYTHONPATH=/tmp/memopt_site
 BASE=/tmp/ab_base
-rm -rf "$BASE" && mkdir -p "$BASE"
-cp -r setup.py pyproject.toml README.md torch_memopt "$BASE"/
-mkdir "$BASE/csrc" && tar xzf .devrun/base_csrc.tgz -C "$BASE"
-start=$(date +%s)
-(cd "$BASE" && MAX_JOBS=8 "$PYTHON" setup.py build_ext --inplace > "$WORK/base_build.log" 2>&1) &
-MAX_JOBS=8 "$PYTHON" -m pip install --no-build-isolation --no-deps -e . > "$WORK/new_build.log" 2>&1
-new_rc=$?
-wait $!
-base_rc=$?
-echo "builds: new rc=$new_rc base rc=$base_rc in $(( $(date +%s) - start )) s" | tee "$OUT/ab.txt"
-[ "$new_rc" = 0 ] && [ "$base_rc" = 0 ] || { tail -20 "$WORK"/*_build.log; exit 1; }
-grid() {  # grid BUILD OP: the DTYPE norm grid of OP from BUILD (new: the tree, base: $BASE)
+if [ "${AB_SKIP_BUILD:-0}" != 1 ]; then
+  rm -rf "$BASE" && mkdir -p "$BASE"
+  cp -r setup.py pyproject.toml README.md torch_memopt "$BASE"/
+  mkdir "$BASE/csrc" && tar xzf .devrun/base_csrc.tgz -C "$BASE"
+  start=$(date +%s)
+  (cd "$BASE" && MAX_JOBS=8 "$PYTHON" setup.py build_ext --inplace > "$WORK/base_build.log" 2>&1) &
+  MAX_JOBS=8 "$PYTHON" -m pip install --no-build-isolation --no-deps -e . > "$WORK/new_build.log" 2>&1
+  new_rc=$?
+  wait $!
+  base_rc=$?
+  echo "builds: new rc=$new_rc base rc=$base_rc in $(( $(date +%s) - start )) s" | tee "$OUT/ab.txt"
+  [ "$new_rc" = 0 ] && [ "$base_rc" = 0 ] || { tail -20 "$WORK"/*_build.log; exit 1; }
+fi
+bench() {  # bench BUILD NAME "SUITE ARGS": the harness from BUILD (new: the tree, base: $BASE)
   local dir=$PWD
   [ "$1" = base ] && dir=$BASE
-  (cd "$dir" && timeout 90 "$PYTHON" -m torch_memopt.bench norm-grid --dtype "$DTYPE" --op "$2" \
-    --peers liger --rep-ms 30 --no-cross-check --flush write --out "$WORK/$1/$2" \
-    > "$WORK/$1_$2.txt" 2>&1)
+  # shellcheck disable=SC2086  # the suite's arguments are words
+  (cd "$dir" && timeout "${AB_RUN_LIMIT:-90}" "$PYTHON" -m torch_memopt.bench $3 \
+    --out "$WORK/$1/$2" > "$WORK/$1_$2.txt" 2>&1)
   echo "$1 $2 rc=$?" | tee -a "$OUT/ab.txt"
   tar czf "$OUT/ab.tgz" -C /tmp ab
 }
-for op in "$@"; do
-  grid base "$op"
-  grid new "$op"
+while [ $# -ge 2 ]; do
+  bench base "$1" "$2"
+  bench new "$1" "$2"
+  shift 2
 done

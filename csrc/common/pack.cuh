@@ -96,7 +96,11 @@ struct alignas((sizeof(T) * kElems >= 16) ? 16 : (sizeof(T) * kElems >= 8 ? 8 : 
 };
 
 // The pack at `src` (aligned to its size) as raw words, in one load of its size
-// (two 16-byte loads for a 32-byte pack).
+// (two 16-byte loads for a 32-byte pack). Its own size ladder, not
+// load_pack_aligned_to at a constant alignment: that needed the ladder there as
+// `if constexpr` steps (it compiles only for 16-byte multiples), and the rewrite
+// changed the SASS of 244 norm kernels, 3 peeled ones from 0 to 8-16 stack
+// bytes (sm_90a, 2026-12-06), unmeasured, so it was not kept.
 template <typename T, int kElems>
 __device__ __forceinline__ PackWords<T, kElems> load_pack_words(const Pack<T, kElems>* src) {
   PackWords<T, kElems> out;

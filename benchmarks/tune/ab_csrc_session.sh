@@ -16,7 +16,8 @@
 # printed table), packed again after each run (a device call returns a few files, not a tree).
 # benchmarks/tune/ab_compare.py compares a norm grid's two JSON files.
 # While the machine is warm the two builds stay: a second call may run the loop alone
-# (AB_SKIP_BUILD=1).
+# (AB_SKIP_BUILD=1). AB_TESTS="tests/test_x.py ...": those tests run first on the change's
+# build (their tail in ab.txt, the log in the pack); a change that fails them is not timed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 usage='usage: ab_csrc_session.sh OUTDIR NAME "SUITE ARGS" [NAME "SUITE ARGS" ...]'
@@ -42,6 +43,14 @@ if [ "${AB_SKIP_BUILD:-0}" != 1 ]; then
   base_rc=$?
   echo "builds: new rc=$new_rc base rc=$base_rc in $(( $(date +%s) - start )) s" | tee "$OUT/ab.txt"
   [ "$new_rc" = 0 ] && [ "$base_rc" = 0 ] || { tail -20 "$WORK"/*_build.log; exit 1; }
+fi
+if [ -n "${AB_TESTS:-}" ]; then
+  # shellcheck disable=SC2086  # a list of test files
+  "$PYTHON" -m pytest -q -p no:cacheprovider -n 8 $AB_TESTS > "$WORK/tests.log" 2>&1
+  tests_rc=$?
+  tail -1 "$WORK/tests.log" | tee -a "$OUT/ab.txt"
+  tar czf "$OUT/ab.tgz" -C /tmp ab
+  [ "$tests_rc" = 0 ] || exit 1
 fi
 bench() {  # bench BUILD NAME "SUITE ARGS": the harness from BUILD (new: the tree, base: $BASE)
   local dir=$PWD

@@ -14,7 +14,7 @@
 #               --no-cross-check --flush write"
 # OUTDIR gets ab.txt and ab.tgz: the build logs, base/NAME/ and new/NAME/ (each run's JSON and
 # printed table), packed again after each run (a device call returns a few files, not a tree).
-# benchmarks/tune/ab_compare.py compares a norm grid's two JSON files.
+# benchmarks/tune/ab_compare.py compares a run's two JSON files (base/NAME, new/NAME).
 # While the machine is warm the two builds stay: a second call may run the loop alone
 # (AB_SKIP_BUILD=1). AB_TESTS="tests/test_x.py ...": those tests run first on the change's
 # build (their tail in ab.txt, the log in the pack); a change that fails them is not timed.

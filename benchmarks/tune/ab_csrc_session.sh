@@ -26,6 +26,7 @@ shift
 [ $# -ge 2 ] && [ $(($# % 2)) = 0 ] || { echo "$usage"; exit 2; }
 WORK=/tmp/ab  # outside OUTDIR: only its pack comes back
 rm -rf "$WORK" && mkdir -p "$WORK" "$OUT"
+pack() { tar czf "$OUT/ab.tgz" -C "$(dirname "$WORK")" "$(basename "$WORK")"; }
 PYTHON=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
 "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/memopt_site .whl/*.whl
@@ -49,7 +50,7 @@ if [ -n "${AB_TESTS:-}" ]; then
   "$PYTHON" -m pytest -q -p no:cacheprovider -n 8 $AB_TESTS > "$WORK/tests.log" 2>&1
   tests_rc=$?
   tail -1 "$WORK/tests.log" | tee -a "$OUT/ab.txt"
-  tar czf "$OUT/ab.tgz" -C /tmp ab
+  pack
   [ "$tests_rc" = 0 ] || exit 1
 fi
 bench() {  # bench BUILD NAME "SUITE ARGS": the harness from BUILD (new: the tree, base: $BASE)
@@ -59,7 +60,7 @@ bench() {  # bench BUILD NAME "SUITE ARGS": the harness from BUILD (new: the tre
   (cd "$dir" && timeout "${AB_RUN_LIMIT:-90}" "$PYTHON" -m torch_memopt.bench $3 \
     --out "$WORK/$1/$2" > "$WORK/$1_$2.txt" 2>&1)
   echo "$1 $2 rc=$?" | tee -a "$OUT/ab.txt"
-  tar czf "$OUT/ab.tgz" -C /tmp ab
+  pack
 }
 while [ $# -ge 2 ]; do
   bench base "$1" "$2"

@@ -8,8 +8,9 @@ For each op, dtype and width of the norm grid: the threads a row (the launcher's
 mirrored here from csrc/norm/norm_vectorized_launch.cuh), the late instance's registers,
 blocks an SM by the register file (allocated 8 a thread at a time), rows a wave on 132 SMs,
 and the waves at each row count. Between 1 and 8 waves, a fraction within 0.05-0.5 of the
-whole number below it is marked with `*` (past 8 waves such a tail is under 6% of the time). Grids of one wave or less of the early instance take
-that instance, which this does not model.
+whole number below it is marked with `*` (past 8 waves such a tail is under 6% of the time).
+Grids of one wave or less of the early instance take that instance, which this does not
+model.
 
     python benchmarks/tune/norm_waves.py [--dtype bf16] [--sms 132] [--rows 512 4096 16384]
 """
@@ -53,9 +54,9 @@ def instance_threads(width: int, element_bytes: int, add: bool) -> int:
 def late_registers(usage: dict, dtype: str, rms: bool, threads: int, add: bool):
     """Registers of norm_vectorized_kernel<T, T, rms, threads, add, 1, 4, 16, false, false>."""
     prefix = "_ZN6memopt22norm_vectorized_kernelI" + MANGLED[dtype]
-    wanted = [str(int(rms)), str(threads), str(int(add)), "1", str(ROW_VECS), "16", "0", "0"]
+    wanted = [int(rms), threads, int(add), 1, ROW_VECS, 16, 0, 0]
     for name, use in usage.items():
-        if name.startswith(prefix) and sass_audit.template_values(name) == [int(v) for v in wanted]:
+        if name.startswith(prefix) and sass_audit.template_values(name) == wanted:
             return use["REG"]
     return None
 
@@ -69,9 +70,11 @@ def main() -> None:
     from torch_memopt import _C
 
     tool = sass_audit.cuobjdump()
+    if tool is None:
+        raise SystemExit("no cuobjdump: on PATH, in CUDA_HOME or in triton's wheel")
     cubin = sass_audit.cubin_of(_C.__file__, tool, "norm_cuda", tempfile.mkdtemp())
-    if tool is None or cubin is None:
-        raise SystemExit("no sm_90a cubin of norm_cuda in this build, or no cuobjdump")
+    if cubin is None:
+        raise SystemExit("no sm_90a cubin of norm_cuda in this build")
     usage = sass_audit.resource_usage(cubin, tool)
     print(f"{'op':15s} {'N':>5s} {'threads':>7s} {'regs':>4s} {'blocks/SM':>9s} "
           f"{'rows/wave':>9s}  " + "  ".join(f"{rows:>6d} rows" for rows in args.rows))

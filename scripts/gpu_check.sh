@@ -45,14 +45,8 @@ if compgen -G ".whl/*.whl" > /dev/null; then
   export PYTHONPATH=/tmp/memopt_site${PYTHONPATH:+:$PYTHONPATH}
 fi
 
-# The H200 image puts a second g++ (/opt/gcc) first; extensions it links carry
-# parts of a static libstdc++ that, under Python's -Bsymbolic-functions link
-# flags, crash the process at the first integer formatted into an error
-# message (seen 2026-11-29: SIGSEGV in std::ostream::_M_insert<long>). The
-# system compiler links the libstdc++.so that torch itself uses.
-if [ -z "${MEMOPT_KEEP_CXX:-}" ] && [ -x /usr/bin/g++ ]; then
-  export CXX=/usr/bin/g++ CC=/usr/bin/gcc
-fi
+# The system g++ as the host compiler: scripts/system_cxx.sh says why.
+source scripts/system_cxx.sh
 
 echo "== build"
 start=$(date +%s)

@@ -32,6 +32,9 @@ export PYTHONUNBUFFERED=1
 "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/memopt_site .whl/*.whl
 export PYTHONPATH=/tmp/memopt_site
 BASE=/tmp/ab_base
+# The system g++ as the host compiler: scripts/system_cxx.sh says why (built with the
+# image's first g++, every TORCH_CHECK that formats a shape crashed the process).
+source scripts/system_cxx.sh
 if [ "${AB_SKIP_BUILD:-0}" != 1 ]; then
   rm -rf "$BASE" && mkdir -p "$BASE"
   cp -r setup.py pyproject.toml README.md torch_memopt "$BASE"/

@@ -117,11 +117,24 @@ inline constexpr bool kNormStagesParams =
 // Blocks an SM must hold: 64 registers a thread at most. Left to itself
 // ptxas gave the fp32 kernels 77-86 registers (24 warps an SM); at 64 they
 // keep 24-28 bytes of prologue values on the stack, outside the loops. The
-// fused add (kAdd) is left uncapped: at 64 it spilled 104 bytes; so are the
-// early-parameter instances (kEarly), whose grids hold half a wave at most.
+// early-parameter instances (kEarly), whose grids hold one wave at most, are
+// left uncapped, and so is most of the fused add (kAdd): at 64 registers its
+// bf16 add_layer_norm spilled 32-56 bytes, its peeled and narrow-pack bf16 rows
+// 16-96. Its 16-byte-pack add_rms_norm rows of 64-256 threads are capped: no
+// stack, bf16 80 -> 64 registers, fp32 166-174 -> 64 (ptxas, sm_90a). Uncapped,
+// a bf16 row of 256 threads ran 3 blocks an SM, so 512 rows of 6144 took 1.29
+// waves. Capped, on an H100 (2026-12-06, A/B in one process each, Liger in the
+// same runs): bf16 512 x 6144 / 8192 -11 / -10%, fp32 512 x 3072 / 4096 -14%,
+// 4096 x 768 -9%, 16384 x 3072 -9%. At 32 threads (bf16 768-1024) the cap cost
+// 8 bytes of stack and 16384 rows +3-5%; at 512 (fp32 6144-8192), +1-2%: those
+// stay uncapped.
 template <int kThreads>
 inline constexpr int kNormVecMinBlocksPerSm =
     kMinBlocksAt64Registers<(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)>;
+template <int kThreads, bool kRms, bool kAdd, int kPackBytes, bool kPeel, bool kEarly>
+inline constexpr bool kNormUncapped =
+    kEarly ||
+    (kAdd && !(kRms && kPackBytes == 16 && !kPeel && kThreads >= 64 && kThreads <= 256));
 
 // Whether the kernel keeps its row's packs in registers as loaded (16-bit
 // values two a register, converted to fp32 at each of their 2-3 uses) rather
@@ -174,7 +187,9 @@ template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAd
           int kCluster = 1, int kNormVecs = kRowVecs, int kPackBytes = 16, bool kPeel = false,
           bool kEarly = false>
 __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads,
-                                  kAdd || kEarly ? 1 : kNormVecMinBlocksPerSm<kThreads>)
+                                  kNormUncapped<kThreads, kRms, kAdd, kPackBytes, kPeel, kEarly>
+                                      ? 1
+                                      : kNormVecMinBlocksPerSm<kThreads>)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
                            const param_t* __restrict__ bias, scalar_t* __restrict__ y,
                            int64_t rows, int64_t row_length, int64_t in_stride, float eps,

@@ -127,14 +127,19 @@ inline constexpr bool kNormStagesParams =
 // same runs): bf16 512 x 6144 / 8192 -11 / -10%, fp32 512 x 3072 / 4096 -14%,
 // 4096 x 768 -9%, 16384 x 3072 -9%. At 32 threads (bf16 768-1024) the cap cost
 // 8 bytes of stack and 16384 rows +3-5%; at 512 (fp32 6144-8192), +1-2%: those
-// stay uncapped.
+// stay uncapped. fp32 add_layer_norm's rows of 64-256 threads likewise: 100-103
+// -> 64 registers, no stack, 2 -> 4 blocks an SM at 256 threads; measured
+// (H100, 2026-12-06, bf16 the unchanged control) 512 x 3072 / 4096 / 4100 -11%,
+// 4096 x 768 / 1024 -5 / -7%, the rest of the grid within 1%. Its bf16 rows
+// stay uncapped (they spill 32-56 bytes at 64); fp16 (70 -> 56) is not timed.
 template <int kThreads>
 inline constexpr int kNormVecMinBlocksPerSm =
     kMinBlocksAt64Registers<(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)>;
-template <int kThreads, bool kRms, bool kAdd, int kPackBytes, bool kPeel, bool kEarly>
+template <typename scalar_t, int kThreads, bool kRms, bool kAdd, int kPackBytes, bool kPeel,
+          bool kEarly>
 inline constexpr bool kNormUncapped =
-    kEarly ||
-    (kAdd && !(kRms && kPackBytes == 16 && !kPeel && kThreads >= 64 && kThreads <= 256));
+    kEarly || (kAdd && !(kPackBytes == 16 && !kPeel && kThreads >= 64 && kThreads <= 256 &&
+                         (kRms || std::is_same_v<scalar_t, float>)));
 
 // Whether the kernel keeps its row's packs in registers as loaded (16-bit
 // values two a register, converted to fp32 at each of their 2-3 uses) rather
@@ -187,7 +192,8 @@ template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAd
           int kCluster = 1, int kNormVecs = kRowVecs, int kPackBytes = 16, bool kPeel = false,
           bool kEarly = false>
 __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads,
-                                  kNormUncapped<kThreads, kRms, kAdd, kPackBytes, kPeel, kEarly>
+                                  kNormUncapped<scalar_t, kThreads, kRms, kAdd, kPackBytes,
+                                                kPeel, kEarly>
                                       ? 1
                                       : kNormVecMinBlocksPerSm<kThreads>)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,

@@ -126,6 +126,21 @@ PyObject* set_wgmma_splits(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
+// _set_wgmma_group_rows(n) -> the previous override: the tile-rows of a group
+// in the wgmma rung's tile order (0: the rule), for the tuning sweep.
+PyObject* set_wgmma_group_rows(PyObject* /*self*/, PyObject* args) {
+  int rows = 0;
+  if (!PyArg_ParseTuple(args, "i", &rows)) return nullptr;
+  if (rows < 0 || rows > 64) {
+    PyErr_Format(PyExc_ValueError, "_set_wgmma_group_rows: expected 0 (the rule) to 64, got %d",
+                 rows);
+    return nullptr;
+  }
+  const int previous = memopt::wgmma_group_rows_override();
+  memopt::set_wgmma_group_rows_override(rows);
+  return PyLong_FromLong(previous);
+}
+
 // A three-way process-wide switch set from Python: the mode parsed from
 // `args` (0, 1 or 2, else a ValueError naming what each means), set, and the
 // previous one returned.
@@ -226,6 +241,9 @@ PyMethodDef methods[] = {
      "dict of what auto runs"},
     {"_set_wgmma_splits", set_wgmma_splits, METH_VARARGS,
      "_set_wgmma_splits(n) -> previous: wgmma_split's K splits (0: the rule)"},
+    {"_set_wgmma_group_rows", set_wgmma_group_rows, METH_VARARGS,
+     "_set_wgmma_group_rows(n) -> previous: tile-rows a group of the wgmma tile order (0: the "
+     "rule)"},
     {"_set_norm_peel", set_norm_peel, METH_VARARGS,
      "_set_norm_peel(mode) -> previous: norm rows off the 16-byte pack in narrow packs (0), by "
      "the rule (1) or peeled (2)"},

@@ -581,6 +581,54 @@ def test_set_wgmma_tile_rejects_unknown_tiles():
         _C._set_wgmma_tile(96, 64)
 
 
+@pytest.fixture
+def wgmma_group_rows():
+    """Sets the tile-rows of a group in the wgmma rung's tile order for the test
+    (torch_memopt._C._set_wgmma_group_rows) and restores the rule after it."""
+    from torch_memopt import _C
+
+    previous = _C._set_wgmma_group_rows(0)
+    yield _C._set_wgmma_group_rows
+    _C._set_wgmma_group_rows(previous)
+
+
+@cuda_test
+@pytest.mark.parametrize("dtype", [*DTYPES, pytest.param(torch.float32, id="tf32")])
+def test_wgmma_group_rows_move_no_output_bit(dtype, wgmma_group_rows, wgmma_tile):
+    """The group size only reorders whole tiles over the persistent grid, so every size
+    gives group 8's output bit for bit: 40 x 17 tiles of 128 x 256 (M = 5000 and N = 4300
+    with tails, K = 328 with a partial k-tile) walked in groups of 1, 3, 13 and 64
+    tile-rows (a last group cut short, one group of all of them), with a bias and gelu;
+    group 8's own output against float64."""
+    variant = "wgmma_tf32" if dtype == torch.float32 else "wgmma"
+    require(variant)
+    wgmma_tile(128, 256)
+    M, N, K = 5000, 4300, 328
+    x = randn(M, K, dtype=dtype)
+    w = randn(N, K, dtype=dtype, scale=K ** -0.5)
+    b = randn(N, dtype=dtype)
+
+    def run(rows):
+        wgmma_group_rows(rows)
+        return torch_memopt.linear(x, w, b, activation="gelu", variant=variant)
+
+    expected = run(8)
+    ref = ACTIVATIONS["gelu"](F.linear(x.double(), w.double(), b.double()))
+    err = float((expected.double() - ref).norm() / ref.norm())
+    assert err < TOLERANCE.get(dtype, 1e-2), f"group 8: relative error {err:.2e}"
+    for rows in (1, 3, 13, 64):
+        assert torch.equal(run(rows), expected), f"group {rows} moved outputs"
+
+
+def test_set_wgmma_group_rows_rejects_out_of_range():
+    from torch_memopt import _C
+
+    with pytest.raises(ValueError, match=r"expected 0 \(the rule\) to 64, got 65"):
+        _C._set_wgmma_group_rows(65)
+    with pytest.raises(ValueError, match=r"expected 0 \(the rule\) to 64, got -1"):
+        _C._set_wgmma_group_rows(-1)
+
+
 @cuda_test
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_auto_follows_gemm_plan(dtype):

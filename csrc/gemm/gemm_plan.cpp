@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "gemm/group_rows.h"
+
 namespace memopt {
 namespace {
 
@@ -60,6 +62,7 @@ constexpr int64_t kFewTileSplitKRows = 128, kFewTileSplitKMinKTiles = 32;
 
 std::atomic<int> g_split_override{0};
 std::atomic<int> g_tile_override{0};  // m * 1000 + n, 0 for the rule
+std::atomic<int> g_group_rows_override{0};
 std::atomic<ClusterFitsQuery> g_fits_query{nullptr};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -304,6 +307,14 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
       "the per-k-tile time of a wave of that tile, measured on the H200";
   return plan;
 }
+
+int wgmma_group_rows(TileShape /*tile*/) {
+  const int forced = wgmma_group_rows_override();
+  return forced > 0 ? forced : kGroupRows;
+}
+
+void set_wgmma_group_rows_override(int rows) { g_group_rows_override.store(std::max(0, rows)); }
+int wgmma_group_rows_override() { return g_group_rows_override.load(std::memory_order_relaxed); }
 
 void set_wgmma_split_override(int splits) { g_split_override.store(std::max(0, splits)); }
 int wgmma_split_override() { return g_split_override.load(std::memory_order_relaxed); }

@@ -88,6 +88,16 @@ TileShape stream_k_tile();
 bool set_wgmma_tile_override(TileShape tile);
 TileShape wgmma_tile_override();
 
+// The tile-rows of a group in the wgmma rung's tile order
+// (kernels/tile_order.cuh): the blocks resident at once cover about
+// group_rows x (SMs / group_rows) tiles, which read that many strips of A and
+// B. kGroupRows (8) for every tile, or the override's.
+int wgmma_group_rows(TileShape tile);
+// A process-wide override of it for the tuning sweep
+// (benchmarks/tune/sweep_group_rows.py): 1-64 tile-rows, 0 restores the rule.
+void set_wgmma_group_rows_override(int rows);
+int wgmma_group_rows_override();
+
 // A process-wide override of wgmma_split's splits for the tuning sweep
 // (benchmarks/tune/sweep_wgmma_split.py) and the tests; 0 restores the rule.
 void set_wgmma_split_override(int splits);

@@ -22,7 +22,8 @@
 // - Pipelining: a consumer keeps one k-tile of wgmmas in flight
 //   (wait_group 1) and frees the stage of the k-tile before it.
 // - Persistent grid: one block per SM walks output tiles id, id + grid, ...
-//   in groups of kGroupRows tile-rows so concurrent blocks share A and B in L2.
+//   in groups of tile-rows (KernelArgs::group_rows) so concurrent blocks share
+//   A and B in L2.
 //   The producer runs ahead into the next tile while consumers store.
 // - Both B layouts native: linear's weight W [N, K] is K-major (one 256x64
 //   box); gemm's b [K, N] is MN-major (four 64x64 boxes, wgmma reads it
@@ -184,6 +185,9 @@ struct KernelArgs {
   // over the grid, their partials fixed up through `ws` (kernels/stream_k.cuh).
   int64_t sk_units = 0;
   stream_k::Workspace ws = {nullptr, nullptr};
+  // Tile-rows a group of the tile order (kernels/tile_order.cuh): the plan's
+  // (gemm_plan.h's wgmma_group_rows).
+  int group_rows = kGroupRows;
 };
 
 // One k-step of wgmma: m64nNk16 in bfloat16 / float16, m64nNk8 in tf32.
@@ -596,7 +600,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   };
   const auto tile_of = [&](int64_t unit, int64_t& tm, int64_t& tn) {
     int64_t um;
-    grouped_tile(unit, unit_rows, tiles_n, um, tn);
+    grouped_tile(unit, unit_rows, tiles_n, um, tn, p.group_rows);
     tm = um * kClusterM + rank;  // past tiles_m for a lone last row: zeros, stores masked
   };
 

@@ -8,6 +8,8 @@ torch.cuda.is_available(): CI has nvcc but no GPU and must still compile every
   TORCH_CUDA_ARCH_LIST     GPU targets (default "9.0a": sm_90a, needed by wgmma/setmaxnreg)
   MAX_JOBS                 parallel compile jobs (torch's ninja build honours it)
   CUDA_HOME                the toolkit, when nvcc is not found on its own
+  MEMOPT_BUILD_TEMP        where the objects are kept (default build/temp; the device's
+                           prebuild keeps its own: scripts/prebuild_for_device.sh)
 """
 
 import glob
@@ -101,7 +103,8 @@ def persistent_build_ext(build_ext):
     class PersistentBuildExt(build_ext.with_options(use_ninja=True)):
         def finalize_options(self):
             super().finalize_options()
-            self.build_temp = os.path.join(ROOT, "build", "temp")
+            self.build_temp = (os.environ.get("MEMOPT_BUILD_TEMP")
+                               or os.path.join(ROOT, "build", "temp"))
 
     return PersistentBuildExt
 

@@ -19,6 +19,9 @@
 # The build is skipped when csrc/ and setup.py are as they were at the last build
 # (a second call on a machine still warm). Nothing is installed from the network:
 # wheels in .whl/ (carried along: pytest, expecttest, liger-kernel) are used.
+# With .devbuild/out carried (scripts/prebuild_for_device.sh, built here from the same
+# sources), nothing is compiled: the prebuilt extension is unpacked instead
+# (MEMOPT_PREBUILT=0: build anyway).
 # Writes OUTDIR/summary.txt, OUTDIR/logs.tgz (env, build, tests, bench and
 # sanitizer logs) and OUTDIR/results.tgz (the suites' JSON and PNG; unpack it
 # into benchmarks/results/).
@@ -47,16 +50,28 @@ fi
 
 # The system g++ as the host compiler: scripts/system_cxx.sh says why.
 source scripts/system_cxx.sh
+source scripts/prebuilt.sh
 
 echo "== build"
 start=$(date +%s)
 # The sources' hash beside the extension: the device copy refreshes every file's
 # mtime on each call, so mtimes cannot tell a stale build.
-sources_hash=$(find csrc setup.py -type f | sort | xargs sha1sum | sha1sum | cut -d' ' -f1)
+sources_hash=$(find csrc setup.py -type f | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -d' ' -f1)
 built=$(ls torch_memopt/_C*.so 2>/dev/null | head -1)
-if [ -n "$built" ] && [ "$(cat build/.sources_hash 2>/dev/null)" = "$sources_hash" ] &&
-   "$PYTHON" -c "import torch_memopt, sys; sys.exit(not torch_memopt.built_with_cuda())" 2>/dev/null; then
+# The extension built on the CPU machine for this one (scripts/prebuild_for_device.sh,
+# carried in .devbuild/out), used while it was built from these very sources.
+prebuilt=$(ls .devbuild/out/_C*.so.xz 2>/dev/null | head -1)
+cuda_built() {
+  "$PYTHON" -c "import torch_memopt, sys; sys.exit(not torch_memopt.built_with_cuda())" 2>/dev/null
+}
+if [ -n "$built" ] && [ "$(cat build/.sources_hash 2>/dev/null)" = "$sources_hash" ] && cuda_built; then
   echo "build: up to date ($built)" | tee "$LOG/build.log"
+elif [ -n "$prebuilt" ] && [ "${MEMOPT_PREBUILT:-1}" = 1 ] &&
+     [ "$(cat .devbuild/out/sources_hash 2>/dev/null)" = "$sources_hash" ] &&
+     use_prebuilt "$prebuilt" torch_memopt && cuda_built; then
+  built=$(ls torch_memopt/_C*.so | head -1)
+  mkdir -p build && echo "$sources_hash" > build/.sources_hash
+  echo "build: prebuilt ($prebuilt, sources $sources_hash)" | tee "$LOG/build.log"
 elif "$PYTHON" -m pip install --no-build-isolation --no-deps -v -e . > "$LOG/build.log" 2>&1; then
   built=$(ls torch_memopt/_C*.so | head -1)
   mkdir -p build && echo "$sources_hash" > build/.sources_hash

@@ -16,7 +16,9 @@
 # printed table), packed again after each run (a device call returns a few files, not a tree).
 # benchmarks/tune/ab_compare.py compares a run's two JSON files (base/NAME, new/NAME).
 # While the machine is warm the two builds stay: a second call may run the loop alone
-# (AB_SKIP_BUILD=1). AB_TESTS="tests/test_x.py ...": those tests run first on the change's
+# (AB_SKIP_BUILD=1). With both builds made here beforehand (benchmarks/tune/ab_prebuild.sh;
+# carry .devbuild/out too) nothing is compiled there.
+# AB_TESTS="tests/test_x.py ...": those tests run first on the change's
 # build (their tail in ab.txt, the log in the pack); a change that fails them is not timed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,18 +37,40 @@ BASE=/tmp/ab_base
 # The system g++ as the host compiler: scripts/system_cxx.sh says why (built with the
 # image's first g++, every TORCH_CHECK that formats a shape crashed the process).
 source scripts/system_cxx.sh
+source scripts/prebuilt.sh
+sources_hash() {  # gpu_check.sh's hash, of the tree at $1
+  (cd "$1" && find csrc setup.py -type f | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -d' ' -f1)
+}
+# Both builds made on the CPU machine (benchmarks/tune/ab_prebuild.sh: .devbuild/out and
+# .devrun/base_out), each used only while it was built from the sources here.
+prebuilt_pair() {
+  local new_pack base_pack
+  new_pack=$(ls .devbuild/out/_C*.so.xz 2>/dev/null | head -1)
+  base_pack=$(ls .devrun/base_out/_C*.so.xz 2>/dev/null | head -1)
+  [ -n "$new_pack" ] && [ -n "$base_pack" ] &&
+    [ "$(cat .devbuild/out/sources_hash)" = "$(sources_hash .)" ] &&
+    [ "$(cat .devrun/base_out/sources_hash)" = "$(sources_hash "$BASE")" ] &&
+    use_prebuilt "$new_pack" torch_memopt &&
+    unpack_xz "$base_pack" "$BASE/torch_memopt/$(basename "$base_pack" .xz)"
+}
 if [ "${AB_SKIP_BUILD:-0}" != 1 ]; then
   rm -rf "$BASE" && mkdir -p "$BASE"
   cp -r setup.py pyproject.toml README.md torch_memopt "$BASE"/
+  rm -f "$BASE"/torch_memopt/_C*.so
   mkdir "$BASE/csrc" && tar xzf .devrun/base_csrc.tgz -C "$BASE"
   start=$(date +%s)
-  (cd "$BASE" && MAX_JOBS=8 "$PYTHON" setup.py build_ext --inplace > "$WORK/base_build.log" 2>&1) &
-  MAX_JOBS=8 "$PYTHON" -m pip install --no-build-isolation --no-deps -e . > "$WORK/new_build.log" 2>&1
-  new_rc=$?
-  wait $!
-  base_rc=$?
-  echo "builds: new rc=$new_rc base rc=$base_rc in $(( $(date +%s) - start )) s" | tee "$OUT/ab.txt"
-  [ "$new_rc" = 0 ] && [ "$base_rc" = 0 ] || { tail -20 "$WORK"/*_build.log; exit 1; }
+  if prebuilt_pair; then
+    echo "builds: prebuilt, new $(cat .devbuild/out/sources_hash)," \
+      "base $(cat .devrun/base_out/sources_hash)" | tee "$OUT/ab.txt"
+  else
+    (cd "$BASE" && MAX_JOBS=8 "$PYTHON" setup.py build_ext --inplace > "$WORK/base_build.log" 2>&1) &
+    MAX_JOBS=8 "$PYTHON" -m pip install --no-build-isolation --no-deps -e . > "$WORK/new_build.log" 2>&1
+    new_rc=$?
+    wait $!
+    base_rc=$?
+    echo "builds: new rc=$new_rc base rc=$base_rc in $(( $(date +%s) - start )) s" | tee "$OUT/ab.txt"
+    [ "$new_rc" = 0 ] && [ "$base_rc" = 0 ] || { tail -20 "$WORK"/*_build.log; exit 1; }
+  fi
 fi
 if [ -n "${AB_TESTS:-}" ]; then
   # shellcheck disable=SC2086  # a list of test files

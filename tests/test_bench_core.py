@@ -255,6 +255,14 @@ def test_results_file_names_and_strict_json(tmp_path):
     assert results.read(path) == json.loads(json.dumps(doc)) and doc["records"][0]["op"] == "gemm"
 
 
+def test_finish_sweep_writes_and_fails_on_wrong_configs(tmp_path, capsys):
+    out = tmp_path / "sweep.json"
+    assert results.finish_sweep(out, {"gpu": "x"}, {"records": [{"us": math.nan}]}, []) == 0
+    assert results.read(out) == {"meta": {"gpu": "x"}, "records": [{"us": None}], "wrong": []}
+    assert results.finish_sweep(None, {}, {}, ["tile 64x64 at 1x1x1: two runs differ"]) == 1
+    assert "WRONG: tile 64x64 at 1x1x1: two runs differ" in capsys.readouterr().out
+
+
 # --- the op catalog -------------------------------------------------------------------
 
 def test_work_formulas():

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -118,13 +117,8 @@ def main(argv=None) -> int:
               + " ".join(f"{r['us'].get(str(g), math.nan) / base:7.3f}"
                          for g in groups if g != BASELINE)
               + f" {r['cublas_us'] / base:9.3f} {r['cublas_us'] / best:11.3f}")
-    for line in wrong:
-        print("WRONG:", line)
-    if args.out:
-        document = {"meta": describe(torch.device("cuda")), "groups": groups,
-                    "records": records, "wrong": wrong}
-        results.write(Path(args.out), results.json_safe(document))
-    return 1 if wrong else 0
+    return results.finish_sweep(args.out, describe(torch.device("cuda")),
+                                {"groups": groups, "records": records}, wrong)
 
 
 if __name__ == "__main__":

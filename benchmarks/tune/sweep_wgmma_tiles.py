@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -127,13 +126,8 @@ def main(argv=None) -> int:
         print(f"{r['M']:5d} {r['N']:6d} {r['K']:6d} {r['cublas_us']:7.1f} {best:>18} "
               f"{r['us'][best]:6.1f} {pick:>26} {auto:6.1f} {auto / r['us'][best]:9.2f} "
               f"{r['cublas_us'] / auto:11.2f}")
-    for line in wrong:
-        print("WRONG:", line)
-    if args.out:
-        document = {"meta": describe(torch.device("cuda")), "tokens": tokens,
-                    "records": records, "wrong": wrong}
-        results.write(Path(args.out), results.json_safe(document))
-    return 1 if wrong else 0
+    return results.finish_sweep(args.out, describe(torch.device("cuda")),
+                                {"tokens": tokens, "records": records}, wrong)
 
 
 if __name__ == "__main__":

@@ -46,5 +46,16 @@ def write(path: Path, doc: dict) -> Path:
     return path
 
 
+def finish_sweep(out: str | Path | None, meta: dict, fields: dict, wrong: list[str]) -> int:
+    """The end of a tuning sweep (benchmarks/tune): each config found wrong printed, the
+    document ``{"meta": meta, **fields, "wrong": wrong}`` written to ``out`` where given,
+    and the exit status, 1 where any config was wrong."""
+    for line in wrong:
+        print("WRONG:", line)
+    if out:
+        write(Path(out), json_safe({"meta": meta, **fields, "wrong": wrong}))
+    return 1 if wrong else 0
+
+
 def read(path: Path) -> dict:
     return json.loads(Path(path).read_text())

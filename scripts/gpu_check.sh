@@ -54,9 +54,8 @@ source scripts/prebuilt.sh
 
 echo "== build"
 start=$(date +%s)
-# The sources' hash beside the extension: the device copy refreshes every file's
-# mtime on each call, so mtimes cannot tell a stale build.
-sources_hash=$(find csrc setup.py -type f | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -d' ' -f1)
+# The sources' hash beside the extension (scripts/prebuilt.sh says why).
+sources_hash=$(sources_hash)
 built=$(ls torch_memopt/_C*.so 2>/dev/null | head -1)
 # The extension built on the CPU machine for this one (scripts/prebuild_for_device.sh,
 # carried in .devbuild/out), used while it was built from these very sources.

@@ -15,6 +15,7 @@
 #   MAX_JOBS       parallel compile jobs (default 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/prebuilt.sh
 OUT=${1:-.devbuild/out}
 DEVICE_TORCH=${DEVICE_TORCH:-2.11.0}
 PY=${DEVICE_PYTHON:-}
@@ -40,6 +41,6 @@ so=$(ls .devbuild/lib/torch_memopt/_C*.so)
 strip --strip-unneeded "$so"
 rm -f "$OUT"/_C*.so.xz
 xz -T"${MAX_JOBS:-2}" -6 -c "$so" > "$OUT/$(basename "$so").xz"
-find csrc setup.py -type f | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -d' ' -f1 > "$OUT/sources_hash"
+sources_hash > "$OUT/sources_hash"
 echo "prebuilt in $(( $(date +%s) - start )) s: $(ls "$OUT"/*.xz) ($(du -m "$OUT"/*.xz | cut -f1) MB)," \
   "sources $(cat "$OUT/sources_hash")"

@@ -1,4 +1,12 @@
-# Sourced by the device scripts (gpu_check.sh, benchmarks/tune/ab_csrc_session.sh):
+# Sourced by the device scripts (gpu_check.sh, benchmarks/tune/ab_csrc_session.sh) and
+# by scripts/prebuild_for_device.sh.
+# sources_hash [DIR]: the hash of DIR's (default .) csrc/ and setup.py that a build is
+# known by: the device copy refreshes every file's mtime on each call, so mtimes cannot
+# tell a stale build. C collation, so both machines list the files in one order.
+sources_hash() {
+  (cd "${1:-.}" && find csrc setup.py -type f | LC_ALL=C sort | xargs sha1sum | sha1sum |
+     cut -d' ' -f1)
+}
 # use_prebuilt PACK PACKAGE_DIR unpacks an extension built on the CPU machine
 # (scripts/prebuild_for_device.sh: _C.<abi>.so.xz) into PACKAGE_DIR, and puts the
 # tree above PACKAGE_DIR on the device Python's import path with a .pth file, as

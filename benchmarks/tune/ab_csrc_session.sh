@@ -38,9 +38,6 @@ BASE=/tmp/ab_base
 # image's first g++, every TORCH_CHECK that formats a shape crashed the process).
 source scripts/system_cxx.sh
 source scripts/prebuilt.sh
-sources_hash() {  # gpu_check.sh's hash, of the tree at $1
-  (cd "$1" && find csrc setup.py -type f | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -d' ' -f1)
-}
 # Both builds made on the CPU machine (benchmarks/tune/ab_prebuild.sh: .devbuild/out and
 # .devrun/base_out), each used only while it was built from the sources here.
 prebuilt_pair() {

@@ -57,16 +57,14 @@ start=$(date +%s)
 # The sources' hash beside the extension (scripts/prebuilt.sh says why).
 sources_hash=$(sources_hash)
 built=$(ls torch_memopt/_C*.so 2>/dev/null | head -1)
-# The extension built on the CPU machine for this one (scripts/prebuild_for_device.sh,
-# carried in .devbuild/out), used while it was built from these very sources.
-prebuilt=$(ls .devbuild/out/_C*.so.xz 2>/dev/null | head -1)
 cuda_built() {
   "$PYTHON" -c "import torch_memopt, sys; sys.exit(not torch_memopt.built_with_cuda())" 2>/dev/null
 }
 if [ -n "$built" ] && [ "$(cat build/.sources_hash 2>/dev/null)" = "$sources_hash" ] && cuda_built; then
   echo "build: up to date ($built)" | tee "$LOG/build.log"
-elif [ -n "$prebuilt" ] && [ "${MEMOPT_PREBUILT:-1}" = 1 ] &&
-     [ "$(cat .devbuild/out/sources_hash 2>/dev/null)" = "$sources_hash" ] &&
+# The extension built on the CPU machine for this one (scripts/prebuild_for_device.sh,
+# carried in .devbuild/out), used while it was built from these very sources.
+elif [ "${MEMOPT_PREBUILT:-1}" = 1 ] && prebuilt=$(pack_for .devbuild/out) &&
      use_prebuilt "$prebuilt" torch_memopt && cuda_built; then
   built=$(ls torch_memopt/_C*.so | head -1)
   mkdir -p build && echo "$sources_hash" > build/.sources_hash

@@ -42,19 +42,13 @@ source scripts/prebuilt.sh
 # .devrun/base_out), each used only while it was built from the sources here.
 prebuilt_pair() {
   local new_pack base_pack
-  new_pack=$(ls .devbuild/out/_C*.so.xz 2>/dev/null | head -1)
-  base_pack=$(ls .devrun/base_out/_C*.so.xz 2>/dev/null | head -1)
-  [ -n "$new_pack" ] && [ -n "$base_pack" ] &&
-    [ "$(cat .devbuild/out/sources_hash)" = "$(sources_hash .)" ] &&
-    [ "$(cat .devrun/base_out/sources_hash)" = "$(sources_hash "$BASE")" ] &&
+  new_pack=$(pack_for .devbuild/out) && base_pack=$(pack_for .devrun/base_out "$BASE") &&
     use_prebuilt "$new_pack" torch_memopt &&
     unpack_xz "$base_pack" "$BASE/torch_memopt/$(basename "$base_pack" .xz)"
 }
 if [ "${AB_SKIP_BUILD:-0}" != 1 ]; then
   rm -rf "$BASE" && mkdir -p "$BASE"
-  cp -r setup.py pyproject.toml README.md torch_memopt "$BASE"/
-  rm -f "$BASE"/torch_memopt/_C*.so
-  mkdir "$BASE/csrc" && tar xzf .devrun/base_csrc.tgz -C "$BASE"
+  assemble_base_tree "$BASE"
   start=$(date +%s)
   if prebuilt_pair; then
     echo "builds: prebuilt, new $(cat .devbuild/out/sources_hash)," \

@@ -9,6 +9,7 @@
 # that differ are rewritten, so a second run with the same BASE_REV recompiles nothing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/prebuilt.sh
 REV=${1:-HEAD}
 mkdir -p .devrun .devbuild
 git archive "$REV" csrc | gzip > .devrun/base_csrc.tgz
@@ -18,9 +19,7 @@ export DEVICE_PYTHON=${DEVICE_PYTHON:-$PWD/.devbuild/venv/bin/python}
 TREE=.devbuild/base_tree
 STAGE=.devbuild/base_stage
 rm -rf "$STAGE" && mkdir -p "$STAGE" "$TREE"
-cp -r setup.py pyproject.toml README.md torch_memopt scripts "$STAGE"/
-rm -f "$STAGE"/torch_memopt/_C*.so
-tar xzf .devrun/base_csrc.tgz -C "$STAGE"
+assemble_base_tree "$STAGE" scripts  # scripts: its prebuild_for_device.sh runs there
 # A file whose bytes differ is rewritten (and so is newer than its objects); one that
 # does not keeps its time, and ninja its objects. Files the baseline lacks go.
 (cd "$STAGE" && find . -type f) | while read -r f; do

@@ -4,6 +4,7 @@ case, small shapes, so a sanitized run takes seconds.
 
     compute-sanitizer --tool memcheck  python scripts/sanitize_norms.py
     compute-sanitizer --tool racecheck python scripts/sanitize_norms.py
+    compute-sanitizer --tool racecheck python scripts/sanitize_norms.py softmax   # some ops
 
 Widths: 33 (no whole 16-byte pack: the fallbacks), 197 and 500 (softmax
 warp_per_row's 8- and 16-element caches), 1000 (several rows a block), 4096,
@@ -18,7 +19,8 @@ parameters read late (`_C._set_norm_param_stage(0)`), then by default (early: sm
 take the kernels that load their parameters into registers with the row, up to 256 threads
 a row, or past that stage them in shared memory by cp.async, racecheck seeing the copies'
 barrier, or prefetch them towards L2) at the widths the early fetch reaches. The caching allocator is off
-(PYTORCH_NO_CUDA_MEMORY_CACHING=1) so memcheck sees the end of every tensor.
+(PYTORCH_NO_CUDA_MEMORY_CACHING=1) so memcheck sees the end of every tensor. Last,
+softmax's staged rung over more rows than it has blocks (its row loop, both buffers).
 Exit 0 when all ran, 2 without a GPU.
 """
 from __future__ import annotations
@@ -40,6 +42,7 @@ WIDTHS = {
 # (rms_norm's bf16 12288), prefetched towards L2 where a block's parameters pass 32 KB
 # (layer_norm's bf16 12288, fp32 12288: the 1024-thread instances). The early pass runs these
 # only, so racecheck stays within its cut.
+OPS = ("layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm")
 STAGED_WIDTHS = {torch.bfloat16: (33, 1000, 2049, 2050, 4096, 4100, 12288),
                  torch.float32: (2050, 4100, 12288)}
 
@@ -76,8 +79,13 @@ def main() -> int:
 
     from torch_memopt.testing.switches import EARLY, LATE, norm_switches
 
+    ops = sys.argv[1:] or list(OPS)
+    unknown = sorted(set(ops) - set(OPS))
+    if unknown:
+        print(f"unknown ops {unknown}; ops: {', '.join(OPS)}")
+        return 1
     count = 0
-    for op in ("layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm"):
+    for op in ops:
         # softmax has no parameters: once
         for stage in (LATE,) if op == "softmax" else (LATE, EARLY):
             with norm_switches(param_stage=stage):
@@ -87,6 +95,14 @@ def main() -> int:
                             for label, x in cases(n, dtype):
                                 run(op, variant, x)
                                 count += 1
+    # softmax's staged rung loops over rows, two buffers in turn: more rows than its
+    # blocks (one or two an SM), contiguous and a slice off the 16-byte chunks.
+    rows = 2 * torch.cuda.get_device_properties(0).multi_processor_count + 3
+    if "softmax" in ops and "staged" in torch_memopt.variants("softmax", "cuda"):
+        for x in (torch.randn(rows, 2049, device="cuda", dtype=torch.bfloat16),
+                  torch.randn(rows, 3011, device="cuda")[:, 1:3008]):
+            run("softmax", "staged", x)
+            count += 1
     print(f"{count} cases ran")
     return 0
 

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(not torch_memopt.built_with_cuda() or TOOL is No
 # elsewhere), the peeled file 232 -> 224, the 2-byte packs 3104 -> 3072.
 STACK_CEILING = {"norm_cuda": 32, "norm_packs_peeled": 224, "norm_packs_8": 8,
                  "norm_packs_4": 40, "norm_packs_2": 3072, "softmax_cuda": 8,
-                 "softmax_narrow": 40, "softmax_peeled": 304,
+                 "softmax_narrow": 40, "softmax_peeled": 304, "softmax_staged": 0,
                  **{gemm: 0 for gemm in ("gemv", "splitk_sm90", "transpose_fp32", "wgmma_sm90",
                                          "wgmma_split_sm90", "wgmma_streamk_128",
                                          "wgmma_streamk_sm90", "wgmma_tiles_64", "wgmma_tiles_128",

@@ -127,6 +127,8 @@ def test_the_ladder_is_listed_in_order():
     ladder = ["auto", "naive", "warp_per_row", "block_smem", "online"]
     if torch.cuda.get_device_capability() == (9, 0):
         ladder.append("cluster")  # thread-block clusters, built for sm_90a
+    if torch.cuda.get_device_capability() >= (8, 0):
+        ladder.append("staged")  # cp.async
     assert cuda_variants() == ladder
 
 
@@ -182,11 +184,11 @@ def test_widths_off_the_16_byte_pack_on_every_rung(dtype):
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="thread-block clusters are built for sm_90a only")
 @pytest.mark.parametrize("n, many_kernel", [(32000, "softmax_online_kernel"),
-                                             (50257, "16, true>")])
+                                             (50257, "softmax_staged_kernel")])
 def test_few_wide_rows_go_over_a_cluster(n, many_kernel):
     """8 rows of a vocabulary: auto splits each over a cluster of CTAs (8 blocks would
-    leave the other SMs idle); a full batch of them stays one block a row (online; for
-    an odd width, online with each row's ends peeled off)."""
+    leave the other SMs idle); a full batch of them stays one block a row (online at
+    32000; past 32768 16-bit columns, where online needs 1024 threads a row, staged)."""
     few = torch.randn(8, n, device="cuda", dtype=torch.bfloat16) * 4
     names = kernels_run(lambda: torch_memopt.softmax(few, -1))
     assert len(names) == 1 and "softmax_cluster_kernel" in names[0], names
@@ -224,3 +226,15 @@ def test_attention_rows_several_a_warp(dtype):
             if not fuzz.same_values(out, again):
                 failures.append(f"{variant} {rows}x{n}: a second run differs")
     assert not failures, "\n".join(failures)
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_fp32_rows_off_the_pack_past_the_registers_take_the_peeled_online():
+    """512 x 50257 fp32: past online's 32768 registers a row and off the 16-byte pack.
+    The peeled online re-reads the rest of the row; block_smem, auto's choice before,
+    ran 1.75x slower (H100, 2026-12-06)."""
+    x = torch.randn(512, 50257, device="cuda") * 4
+    names = kernels_run(lambda: torch_memopt.softmax(x, -1))
+    assert len(names) == 1 and "softmax_online_kernel" in names[0] and ", 16, true>" in names[0], names
+    assert rel_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < 1e-5

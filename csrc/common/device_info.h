@@ -12,21 +12,35 @@ namespace memopt {
 // Devices whose facts are cached, per process (a slot each).
 constexpr int kMaxDevices = 64;
 
-// Multiprocessors of the current device (132 on an H200). Threads that race
-// on the first call store the same value.
-inline int sm_count() {
-  constexpr int kFallback = 132;
-  static std::atomic<int> counts[kMaxDevices];
+// An attribute of the current device, asked of the driver once per device
+// (`fallback` where it cannot say). Threads that race on the first call store
+// the same value.
+template <cudaDeviceAttr kAttr>
+inline int device_attribute(int fallback) {
+  static std::atomic<int> values[kMaxDevices];
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return kFallback;
-  int n = counts[device].load(std::memory_order_relaxed);
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return fallback;
+  int n = values[device].load(std::memory_order_relaxed);
   if (n == 0) {
-    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
-      n = kFallback;
+    if (cudaDeviceGetAttribute(&n, kAttr, device) != cudaSuccess || n <= 0) {
+      (void)cudaGetLastError();
+      n = fallback;
     }
-    counts[device].store(n, std::memory_order_relaxed);
+    values[device].store(n, std::memory_order_relaxed);
   }
   return n;
+}
+
+// Multiprocessors of the current device (132 on an H200).
+inline int sm_count() { return device_attribute<cudaDevAttrMultiProcessorCount>(132); }
+
+// Shared memory a block may opt in to (227 KB on Hopper, 48 KB where unknown),
+// and what one SM holds for all its blocks (228 KB on Hopper).
+inline int shared_memory_per_block_optin() {
+  return device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>(48 * 1024);
+}
+inline int shared_memory_per_sm() {
+  return device_attribute<cudaDevAttrMaxSharedMemoryPerMultiprocessor>(48 * 1024);
 }
 
 // Blocks of `kernel`, `threads` a block and no dynamic shared memory, that

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace memopt {
@@ -35,20 +36,38 @@ inline int row_vecs(int64_t row_packs, int64_t element_size) {
   return element_size == 4 && row_packs > 512 * kRowVecs ? kWideRowVecs : kRowVecs;
 }
 
+// The word type of a pack's size.
+template <typename P>
+using PackWord = std::conditional_t<
+    sizeof(P) == 16, uint4,
+    std::conditional_t<sizeof(P) == 8, uint2,
+                       std::conditional_t<sizeof(P) == 4, uint32_t, uint16_t>>>;
+
 // A whole Pack (2, 4, 8 or 16 bytes, `src` aligned to its size) in one load
 // of that size. Copied as a struct of 16-bit elements into a selected
 // temporary (`pk < end ? rows[pk] : P{}`) or read through a reference, a
 // 16-byte pack of bf16 compiled to 8 predicated 2-byte loads (sm_90a).
 template <typename P>
 __device__ __forceinline__ P load_pack(const P* src) {
-  using W = std::conditional_t<
-      sizeof(P) == 16, uint4,
-      std::conditional_t<sizeof(P) == 8, uint2,
-                         std::conditional_t<sizeof(P) == 4, uint32_t, uint16_t>>>;
+  using W = PackWord<P>;
   static_assert(sizeof(P) == sizeof(W), "a pack of 2, 4, 8 or 16 bytes");
   P out;
   *reinterpret_cast<W*>(&out) = *reinterpret_cast<const W*>(src);
   return out;
+}
+
+// A 16-byte Pack stored to global memory `dst` (16-byte aligned) in one
+// STG.128. Assigned as a struct of bf16 elements, or as a uint4 behind
+// __builtin_assume_aligned, NVVM split it into four 4-byte stores (PTX of
+// softmax's staged kernel, 2026-12-06), so the store is written in PTX.
+template <typename P>
+__device__ __forceinline__ void store_pack_global(P* dst, const P& value) {
+  static_assert(sizeof(P) == 16, "16-byte packs");
+  uint4 w;
+  memcpy(&w, &value, sizeof(w));
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(dst)),
+               "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w)
+               : "memory");
 }
 
 // A Pack from an address aligned only to `align_bytes` (16, 8, 4 or 2; the

@@ -24,6 +24,8 @@ struct Variant {
 };
 
 inline bool hopper_only(Capability cap) { return cap == 90; }
+// Rungs built on cp.async (sm_80+).
+inline bool ampere_or_newer(Capability cap) { return cap >= 80; }
 
 class VariantTable {
  public:

@@ -20,6 +20,7 @@
 #include "softmax/softmax_common.h"
 #include "softmax/softmax_launch.cuh"
 #include "softmax/softmax_narrow.h"
+#include "softmax/softmax_staged.h"
 
 namespace memopt {
 namespace {
@@ -29,7 +30,8 @@ const VariantTable kSoftmaxCudaVariants("softmax", c10::DeviceType::CUDA,
                                           {"warp_per_row"},
                                           {"block_smem"},
                                           {"online"},
-                                          {"cluster", hopper_only}});
+                                          {"cluster", hopper_only},
+                                          {"staged", ampere_or_newer}});
 
 // block_smem caches up to this much of a row: dynamic plus static
 // shared memory must stay within the 48 KB a block gets without an opt-in
@@ -58,11 +60,6 @@ bool narrow_ready(const SoftmaxRows& p) {
 // Row elements online keeps in registers at most: 1024 threads x 32 (8 fp32
 // packs or 4 16-bit ones).
 constexpr int64_t kOnlineCapacity = 1024 * kSoftmaxThreadElems;
-// ... and with 16-bit packs kept as loaded (kRaw, rows past 16384 columns):
-// 1024 threads x 8 packs x 8.
-int64_t online_capacity(const SoftmaxRows& p) {
-  return p.input.element_size() == 4 ? kOnlineCapacity : 2 * kOnlineCapacity;
-}
 
 // online with each row's ends peeled off (softmax_peeled.cu): every row of x
 // and of y must start at the same offset in its 16-byte packs of x (in
@@ -93,14 +90,30 @@ bool few_wide_rows(const SoftmaxRows& p, Capability cap, bool packed) {
   return p.outer * kSoftmaxCluster <= static_cast<int64_t>(per_sm) * sm_count();
 }
 
+// staged (v06_staged.cuh) rather than online for many 16-bit rows that
+// online holds only with 1024 threads, one block an SM (past 32768 columns),
+// whose two buffers fit shared memory: 512 / 2048 x 50257 bf16 took 51.3 /
+// 161.9 us against online's 55.0 / 174.1 (H100, 2026-12-06). At 32000 /
+// 32001 columns, where online's 512-thread blocks run two an SM, staged was
+// 13-23% slower, and at 64 rows (a block a row, nothing to prefetch) 5%.
+bool staged_beats_online(const SoftmaxRows& p) {
+  constexpr int64_t kOnline512Elems = 512 * kWideRowVecs * 8;  // 16-bit, 8 packs a thread
+  return p.input.element_size() == 2 && p.dim_size > kOnline512Elems &&
+         p.outer >= 2 * static_cast<int64_t>(sm_count()) && staged_fits(p);
+}
+
 // auto, for a softmax over the last dim: cluster for few wide rows
-// (few_wide_rows); online where its 16-byte packs fit the row, except fp32
-// rows wider than online's registers, which take cluster on Hopper; where
-// they do not, online with each row's ends peeled off (peel_ready), or with
-// one-element packs (softmax_narrow.cu: 2048 x 32001 bf16 174 us against
-// block_smem's 184), as long as the row fits its registers; else block_smem
-// for wide rows and warp_per_row for narrow ones. (One-element packs over a
-// cluster read 2048 x 50257 bf16 at 17% of copy.)
+// (few_wide_rows); staged for many 16-bit rows past 32768 columns
+// (staged_beats_online); online where its 16-byte packs fit the row, except
+// fp32 rows wider than online's registers, which take cluster on Hopper;
+// where they do not, online with each row's ends peeled off (peel_ready), at
+// any width: past its registers it re-reads the rest of the row, and 64 /
+// 512 / 2048 x 50257 fp32 ran 20.6 / 100.5 / 371 us so against block_smem's
+// 53.4 / 175.6 / 674 (H100, 2026-12-06); or with one-element packs
+// (softmax_narrow.cu: 2048 x 32001 bf16 174 us against block_smem's 184), as
+// long as the row fits its registers; else block_smem for wide rows and
+// warp_per_row for narrow ones. (One-element packs over a cluster read 2048
+// x 50257 bf16 at 17% of copy.)
 // 16-bit rows that wide stay on online, whose re-read comes from L2: at
 // 131072 / 262144 bf16 columns online ran at 59% of copy and cluster at
 // 47% / 39%, at fp32 cluster 73% / 67% and online 57% / 59% (H200).
@@ -113,12 +126,13 @@ std::string auto_rung(const SoftmaxRows& p, Capability cap) {
   // past online's registers were left with block_smem.
   const bool packed = online_ready(p) || peel_ready(p);
   if ((packed || narrow_ready(p)) && few_wide_rows(p, cap, packed)) return "cluster";
+  if (ampere_or_newer(cap) && staged_beats_online(p)) return "staged";
   if (online_ready(p)) {
     return hopper_only(cap) && p.dim_size > kOnlineCapacity && p.input.element_size() == 4
                ? "cluster"
                : "online";
   }
-  if (peel_ready(p) && p.dim_size <= online_capacity(p)) return "online";
+  if (peel_ready(p)) return "online";
   if (narrow_ready(p) && p.dim_size <= kOnlineCapacity) return "online";
   return p.dim_size > 1024 ? "block_smem" : "warp_per_row";
 }
@@ -141,6 +155,16 @@ void launch_softmax(std::string rung, const SoftmaxRows& p, Capability cap) {
     rung = "online";
   }
   const int64_t rows = p.outer * p.inner;
+  // staged: rows whose two buffers fit a block's shared memory; others run
+  // what auto runs.
+  if (rung == "staged") {
+    if (staged_fits(p)) {
+      launch_softmax_staged(p, rows, stream);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
+    rung = auto_rung(p, cap);
+  }
   if ((rung == "online" || rung == "cluster") && !online_ready(p)) {
     if (rung == "online" && peel_ready(p)) {
       launch_softmax_peeled(p, rows, stream);

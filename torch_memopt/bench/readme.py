@@ -52,34 +52,8 @@ def run_line(doc: dict, path: Path) -> str:
     copy = f"; copy ceiling {meta['copy_gbps']:,.0f} GB/s" if meta.get("copy_gbps") else ""
     return (f"{meta.get('gpu') or 'CPU'} ({meta.get('sm_count')} SMs, driver {meta.get('driver')}), "
             f"torch {meta['torch']}, CUDA {meta['cuda']}, {meta['date'][:10]}, commit "
-            f"{meta.get('git') or 'unknown'}: `python -m torch_memopt.bench {doc['suite']}{quick}`"
-            f"{parts_text(meta)}; {meta.get('timing')}{copy}. "
-            f"Source: `{path.relative_to(CHECKOUT).as_posix()}`.")
-
-
-def timing_arguments(argv: list[str]) -> list[str]:
-    """A run's arguments after the suite's name, less where it wrote (--out DIR, --plot)."""
-    kept, skip = [], False
-    for word in argv[1:]:
-        if skip or word == "--plot":
-            skip = False
-            continue
-        if word == "--out":
-            skip = True
-            continue
-        kept.append(word)
-    return kept
-
-
-def parts_text(meta: dict) -> str:
-    """For a document merged from several runs (bench.merge): each run's arguments."""
-    parts = meta.get("parts") or []
-    if not parts:
-        return ""
-    runs = "; ".join(f"`{' '.join(timing_arguments(p.get('argv') or []))}` "
-                     f"({str(p.get('date'))[:16]})" for p in parts)
-    return (f", in {len(parts)} runs on machines of this GPU model, each peer in its case's "
-            f"process: {runs}; the copy ceiling is their mean")
+            f"{meta.get('git') or 'unknown'}: `python -m torch_memopt.bench {doc['suite']}{quick}`; "
+            f"{meta.get('timing')}{copy}. Source: `{path.relative_to(CHECKOUT).as_posix()}`.")
 
 
 def kernels_table(kernels: dict) -> str:

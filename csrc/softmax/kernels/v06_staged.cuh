@@ -10,6 +10,11 @@
 // nothing is in flight while that block reduces and writes: 512 x 50257 bf16
 // read and wrote at 62% of copy, 2048 x 50257 at 79% (H100, 2026-12-06).
 // Here the next row's 100 KB is already on its way during those phases.
+// Measured there: 66% / 84%, 0.93x online's time; at 32000-32001 columns,
+// where online runs two 512-thread blocks an SM, 13-23% slower than online,
+// so auto takes staged past 32768 16-bit columns only (softmax_cuda.cu).
+// A block's own work (two exponentials and ~11 instructions an element) is
+// ~40% of a row's memory time, all between its barriers (docs/perf-notes.md).
 //
 // - Any width and any row start: a row's elements sit in its buffer at the
 //   offset they have in their 16-byte chunk of global memory (`lead`), so the
@@ -69,13 +74,16 @@ __device__ __forceinline__ StagedRow staged_row(const T* row, int64_t dim_size) 
 
 // The copy of a row into `buf`: its whole chunks by cp.async (landed at
 // cp_async_wait_all), its <= 2 (kVec - 1) end elements into `edge` (thread t
-// < head + tail holds element `edge_at`), stored by store_edge.
+// < head + tail holds element `edge_at`), which the kernel stores into the
+// buffer before the barrier that opens it.
 template <int kVec, int kThreads, typename in_t>
 __device__ __forceinline__ void stage_row(const in_t* xrow, const StagedRow& r, in_t* buf, int t,
                                           in_t& edge, int& edge_at) {
   const in_t* src = xrow + r.head;
   in_t* dst = buf + r.lead + r.head;  // a multiple of kVec elements: 16-byte aligned
-  for (int c = t; c < r.chunks; c += kThreads) cp_async_16_to_shared(dst + c * kVec, src + c * kVec);
+  for (int c = t; c < r.chunks; c += kThreads) {
+    cp_async_16_to_shared(dst + c * kVec, src + c * kVec);
+  }
   edge_at = -1;
   if (t < r.head + r.tail) {
     edge_at = t < r.head ? t : r.head + r.chunks * kVec + (t - r.head);
@@ -195,7 +203,8 @@ __global__ void __launch_bounds__(kThreads)
               OutPack out;
 #pragma unroll
               for (int j = 0; j < kOutVec; ++j) {
-                out.v[j] = static_cast<out_t>(exp(static_cast<float>(pk.v[h * kOutVec + j])) * inv_sum);
+                const float v = static_cast<float>(pk.v[h * kOutVec + j]);
+                out.v[j] = static_cast<out_t>(exp(v) * inv_sum);
               }
               store_pack_global(reinterpret_cast<OutPack*>(yrow + first + h * kOutVec), out);
             }
@@ -203,7 +212,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
             for (int j = 0; j < kVec; ++j) {
               const int i = first + j;
-              if (i >= 0 && i < dim_size) yrow[i] = static_cast<out_t>(exp(static_cast<float>(pk.v[j])) * inv_sum);
+              if (i >= 0 && i < dim_size) {
+                yrow[i] = static_cast<out_t>(exp(static_cast<float>(pk.v[j])) * inv_sum);
+              }
             }
           }
         }

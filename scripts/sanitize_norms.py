@@ -97,8 +97,8 @@ def main() -> int:
                                 count += 1
     # softmax's staged rung loops over rows, two buffers in turn: more rows than its
     # blocks (one or two an SM), contiguous and a slice off the 16-byte chunks.
-    rows = 2 * torch.cuda.get_device_properties(0).multi_processor_count + 3
     if "softmax" in ops and "staged" in torch_memopt.variants("softmax", "cuda"):
+        rows = 2 * torch.cuda.get_device_properties(0).multi_processor_count + 3
         for x in (torch.randn(rows, 2049, device="cuda", dtype=torch.bfloat16),
                   torch.randn(rows, 3011, device="cuda")[:, 1:3008]):
             run("softmax", "staged", x)

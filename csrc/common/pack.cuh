@@ -36,20 +36,16 @@ inline int row_vecs(int64_t row_packs, int64_t element_size) {
   return element_size == 4 && row_packs > 512 * kRowVecs ? kWideRowVecs : kRowVecs;
 }
 
-// The word type of a pack's size.
-template <typename P>
-using PackWord = std::conditional_t<
-    sizeof(P) == 16, uint4,
-    std::conditional_t<sizeof(P) == 8, uint2,
-                       std::conditional_t<sizeof(P) == 4, uint32_t, uint16_t>>>;
-
 // A whole Pack (2, 4, 8 or 16 bytes, `src` aligned to its size) in one load
 // of that size. Copied as a struct of 16-bit elements into a selected
 // temporary (`pk < end ? rows[pk] : P{}`) or read through a reference, a
 // 16-byte pack of bf16 compiled to 8 predicated 2-byte loads (sm_90a).
 template <typename P>
 __device__ __forceinline__ P load_pack(const P* src) {
-  using W = PackWord<P>;
+  using W = std::conditional_t<
+      sizeof(P) == 16, uint4,
+      std::conditional_t<sizeof(P) == 8, uint2,
+                         std::conditional_t<sizeof(P) == 4, uint32_t, uint16_t>>>;
   static_assert(sizeof(P) == sizeof(W), "a pack of 2, 4, 8 or 16 bytes");
   P out;
   *reinterpret_cast<W*>(&out) = *reinterpret_cast<const W*>(src);

@@ -96,10 +96,14 @@ bool few_wide_rows(const SoftmaxRows& p, Capability cap, bool packed) {
 // 161.9 us against online's 55.0 / 174.1 (H100, 2026-12-06). At 32000 /
 // 32001 columns, where online's 512-thread blocks run two an SM, staged was
 // 13-23% slower, and at 64 rows (a block a row, nothing to prefetch) 5%.
+// staged's rows: its buffers fit, and the one-element reads' alignment
+// (narrow_ready: the kernel peels any row start itself).
+bool staged_ready(const SoftmaxRows& p) { return narrow_ready(p) && staged_buffers_fit(p); }
+
 bool staged_beats_online(const SoftmaxRows& p) {
   constexpr int64_t kOnline512Elems = 512 * kWideRowVecs * 8;  // 16-bit, 8 packs a thread
   return p.input.element_size() == 2 && p.dim_size > kOnline512Elems &&
-         p.outer >= 2 * static_cast<int64_t>(sm_count()) && staged_fits(p);
+         p.outer >= 2 * static_cast<int64_t>(sm_count()) && staged_ready(p);
 }
 
 // auto, for a softmax over the last dim: cluster for few wide rows
@@ -158,7 +162,7 @@ void launch_softmax(std::string rung, const SoftmaxRows& p, Capability cap) {
   // staged: rows whose two buffers fit a block's shared memory; others run
   // what auto runs.
   if (rung == "staged") {
-    if (staged_fits(p)) {
+    if (staged_ready(p)) {
       launch_softmax_staged(p, rows, stream);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 
-#include "common/cuda_launch.cuh"
 #include "common/device_info.h"
 #include "common/dispatch.h"
 #include "common/kernel_registry.h"
@@ -28,15 +27,10 @@ int64_t buffers_bytes(const SoftmaxRows& p) {
                         : staged_buffer_elems<at::Half>(p.dim_size)) * size;
 }
 
-bool element_aligned(const at::Tensor& t) {
-  return reinterpret_cast<uintptr_t>(t.const_data_ptr()) % t.element_size() == 0;
-}
-
 }  // namespace
 
-bool staged_fits(const SoftmaxRows& p) {
-  return p.inner == 1 && element_aligned(p.input) && element_aligned(p.out) &&
-         buffers_bytes(p) + kStagedStaticBytes <= shared_memory_per_block_optin();
+bool staged_buffers_fit(const SoftmaxRows& p) {
+  return buffers_bytes(p) + kStagedStaticBytes <= shared_memory_per_block_optin();
 }
 
 void launch_softmax_staged(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {

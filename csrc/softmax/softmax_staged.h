@@ -12,13 +12,12 @@
 
 namespace memopt {
 
-// Whether staged takes these rows on the current device: rows along the last
-// dim (p.inner == 1) whose two buffers fit a block's shared memory (~58K
-// 16-bit or ~29K fp32 columns on Hopper), input and output aligned to their
-// elements.
-bool staged_fits(const SoftmaxRows& p);
+// Whether two buffers of p's rows fit a block's shared memory on the current
+// device (~58K 16-bit or ~29K fp32 columns on Hopper).
+bool staged_buffers_fit(const SoftmaxRows& p);
 
-// The rows of p (staged_fits must hold).
+// The rows of p: rows along the last dim (p.inner == 1), input and output
+// aligned to their elements, staged_buffers_fit.
 void launch_softmax_staged(const SoftmaxRows& p, int64_t rows, cudaStream_t stream);
 
 }  // namespace memopt

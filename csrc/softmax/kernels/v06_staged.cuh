@@ -135,13 +135,14 @@ __global__ void __launch_bounds__(kThreads)
     // p in [lead, lead + dim_size) are the row's.
     const int end = cur.lead + static_cast<int>(dim_size);
     const int n_chunks = (end + kVec - 1) / kVec;
+    const auto whole = [&](int q) { return q * kVec >= cur.lead && (q + 1) * kVec <= end; };
     const auto chunk = [&](int q, float (&v)[kVec]) {
       const InPack pk = *reinterpret_cast<const InPack*>(b + q * kVec);
-      const bool whole = q * kVec >= cur.lead && (q + 1) * kVec <= end;
+      const bool all = whole(q);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         const int p = q * kVec + j;
-        v[j] = whole || (p >= cur.lead && p < end) ? static_cast<float>(pk.v[j]) : -INFINITY;
+        v[j] = all || (p >= cur.lead && p < end) ? static_cast<float>(pk.v[j]) : -INFINITY;
       }
     };
 
@@ -197,7 +198,7 @@ __global__ void __launch_bounds__(kThreads)
         for (int q = t; q < n_chunks; q += kThreads) {
           const InPack pk = *reinterpret_cast<const InPack*>(b + q * kVec);
           const int first = q * kVec - cur.lead;  // the row element at the chunk's start
-          if (q * kVec >= cur.lead && (q + 1) * kVec <= end) {
+          if (whole(q)) {
 #pragma unroll
             for (int h = 0; h < kVec / kOutVec; ++h) {
               OutPack out;

@@ -10,6 +10,7 @@
 #include "common/variants.h"
 #include "gemm/gemm_plan.h"
 #include "norm/norm_common.h"
+#include "softmax/softmax_common.h"
 
 #include <exception>
 #include <string>
@@ -141,6 +142,21 @@ PyObject* set_wgmma_group_rows(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
+// _set_softmax_staged_cluster(n) -> the previous override: the CTAs a row of
+// softmax's staged rung (0: the rule; 1 or 2), for the tests and the sweep.
+PyObject* set_softmax_staged_cluster(PyObject* /*self*/, PyObject* args) {
+  int cluster = 0;
+  if (!PyArg_ParseTuple(args, "i", &cluster)) return nullptr;
+  if (cluster < 0 || cluster > 2) {
+    PyErr_Format(PyExc_ValueError, "_set_softmax_staged_cluster: expected 0 (the rule), 1 or 2, got %d",
+                 cluster);
+    return nullptr;
+  }
+  const int previous = memopt::staged_cluster_override();
+  memopt::set_staged_cluster_override(cluster);
+  return PyLong_FromLong(previous);
+}
+
 // A three-way process-wide switch set from Python: the mode parsed from
 // `args` (0, 1 or 2, else a ValueError naming what each means), set, and the
 // previous one returned.
@@ -244,6 +260,9 @@ PyMethodDef methods[] = {
     {"_set_wgmma_group_rows", set_wgmma_group_rows, METH_VARARGS,
      "_set_wgmma_group_rows(n) -> previous: tile-rows a group of the wgmma tile order (0: the "
      "rule)"},
+    {"_set_softmax_staged_cluster", set_softmax_staged_cluster, METH_VARARGS,
+     "_set_softmax_staged_cluster(n) -> previous: the CTAs a row of softmax's staged rung (0: "
+     "the rule; 1 or 2 wherever their buffers fit)"},
     {"_set_norm_peel", set_norm_peel, METH_VARARGS,
      "_set_norm_peel(mode) -> previous: norm rows off the 16-byte pack in narrow packs (0), by "
      "the rule (1) or peeled (2)"},

@@ -96,13 +96,20 @@ def main() -> int:
                                 run(op, variant, x)
                                 count += 1
     # softmax's staged rung loops over rows, two buffers in turn: more rows than its
-    # blocks (one or two an SM), contiguous and a slice off the 16-byte chunks.
+    # blocks (one or two an SM), contiguous and a slice off the 16-byte chunks, and 20
+    # rows a block; then the same over clusters of 2 CTAs (the pairs through
+    # distributed shared memory, two slots by row parity).
     if "softmax" in ops and "staged" in torch_memopt.variants("softmax", "cuda"):
-        rows = 2 * torch.cuda.get_device_properties(0).multi_processor_count + 3
-        for x in (torch.randn(rows, 2049, device="cuda", dtype=torch.bfloat16),
-                  torch.randn(rows, 3011, device="cuda")[:, 1:3008]):
-            run("softmax", "staged", x)
-            count += 1
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        rows = 2 * sms + 3
+        for cluster in (1, 2):
+            previous = torch_memopt._C._set_softmax_staged_cluster(cluster)
+            for x in (torch.randn(rows, 2049, device="cuda", dtype=torch.bfloat16),
+                      torch.randn(rows, 3011, device="cuda")[:, 1:3008],
+                      torch.randn(20 * 2 * sms + 3, 1031, device="cuda")):
+                run("softmax", "staged", x)
+                count += 1
+            torch_memopt._C._set_softmax_staged_cluster(previous)
     print(f"{count} cases ran")
     return 0
 

@@ -2,11 +2,23 @@
 
 #include <ATen/ops/empty.h>
 
+#include <atomic>
 #include <utility>
 
 #include "common/strided_rows.h"
 
 namespace memopt {
+namespace {
+
+std::atomic<int> g_staged_cluster{0};
+
+}  // namespace
+
+int staged_cluster_override() { return g_staged_cluster.load(std::memory_order_relaxed); }
+
+void set_staged_cluster_override(int cluster) {
+  g_staged_cluster.store(cluster, std::memory_order_relaxed);
+}
 
 SoftmaxRows prepare_softmax_rows(const at::Tensor& input, int64_t dim,
                                  std::optional<c10::ScalarType> dtype) {

@@ -30,4 +30,11 @@ struct SoftmaxRows {
 SoftmaxRows prepare_softmax_rows(const at::Tensor& input, int64_t dim,
                                  std::optional<c10::ScalarType> dtype);
 
+// The CTAs a row of the staged rung takes (softmax_staged.h's
+// staged_cluster): 0, the rule; 1 or 2, that many wherever their buffers
+// fit (torch_memopt._C._set_softmax_staged_cluster, for the tests and
+// the sweep). Here, not beside the rung, so that a build without CUDA links it.
+int staged_cluster_override();
+void set_staged_cluster_override(int cluster);
+
 }  // namespace memopt

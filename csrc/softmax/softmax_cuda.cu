@@ -92,23 +92,35 @@ bool few_wide_rows(const SoftmaxRows& p, Capability cap, bool packed) {
 
 // staged (v06_staged.cuh) rather than online for many 16-bit rows that
 // online holds only with 1024 threads, one block an SM (past 32768 columns),
-// whose two buffers fit shared memory: 512 / 2048 x 50257 bf16 took 51.3 /
-// 161.9 us against online's 55.0 / 174.1 (H100, 2026-12-06). At 32000 /
-// 32001 columns, where online's 512-thread blocks run two an SM, staged was
-// 13-23% slower, and at 64 rows (a block a row, nothing to prefetch) 5%.
-// staged's rows: its buffers fit, and the one-element reads' alignment
-// (narrow_ready: the kernel peels any row start itself).
-bool staged_ready(const SoftmaxRows& p) { return narrow_ready(p) && staged_buffers_fit(p); }
+// whose two buffers fit one block's shared memory: 512 / 2048 x 50257 bf16
+// took 51.3 / 161.9 us against online's 55.0 / 174.1 (H100, 2026-12-06). At
+// 32000 / 32001 columns, where online's 512-thread blocks run two an SM,
+// staged was 13-23% slower, and at 64 rows (a block a row, nothing to
+// prefetch) 5%. And over a cluster of 2 CTAs for fp32 rows past online's
+// registers, rather than the peeled online that re-reads the rest of the row
+// (or cluster's 8 CTAs where the row is whole packs): 512 / 2048 x 50257 fp32
+// in 91.3 / 325.9 us against 101.5 / 372.3 (H100, 2026-12-06 evening; at 64
+// and 132 rows 1.03-1.06x and 1.00x, so the rule starts at a row an SM).
+// staged_ctas: the CTAs a row of staged takes (staged_cluster: the fewest
+// whose buffers fit), 0 where none fit or the one-element reads' alignment
+// fails (narrow_ready: the kernel peels any row start itself).
+int staged_ctas(const SoftmaxRows& p, Capability cap) {
+  return narrow_ready(p) ? staged_cluster(p, hopper_only(cap)) : 0;
+}
 
-bool staged_beats_online(const SoftmaxRows& p) {
+bool staged_beats_online(const SoftmaxRows& p, Capability cap) {
   constexpr int64_t kOnline512Elems = 512 * kWideRowVecs * 8;  // 16-bit, 8 packs a thread
-  return p.input.element_size() == 2 && p.dim_size > kOnline512Elems &&
-         p.outer >= 2 * static_cast<int64_t>(sm_count()) && staged_ready(p);
+  const int64_t sms = sm_count();
+  if (p.input.element_size() == 2) {
+    return p.dim_size > kOnline512Elems && p.outer >= 2 * sms && staged_ctas(p, cap) == 1;
+  }
+  return p.dim_size > kOnlineCapacity && p.outer >= sms && staged_ctas(p, cap) == 2;
 }
 
 // auto, for a softmax over the last dim: cluster for few wide rows
-// (few_wide_rows); staged for many 16-bit rows past 32768 columns
-// (staged_beats_online); online where its 16-byte packs fit the row, except
+// (few_wide_rows); staged for many 16-bit rows past 32768 columns, and fp32
+// rows past online's registers that two CTAs hold (staged_beats_online);
+// online where its 16-byte packs fit the row, except
 // fp32 rows wider than online's registers, which take cluster on Hopper;
 // where they do not, online with each row's ends peeled off (peel_ready), at
 // any width: past its registers it re-reads the rest of the row, and 64 /
@@ -130,7 +142,7 @@ std::string auto_rung(const SoftmaxRows& p, Capability cap) {
   // past online's registers were left with block_smem.
   const bool packed = online_ready(p) || peel_ready(p);
   if ((packed || narrow_ready(p)) && few_wide_rows(p, cap, packed)) return "cluster";
-  if (ampere_or_newer(cap) && staged_beats_online(p)) return "staged";
+  if (ampere_or_newer(cap) && staged_beats_online(p, cap)) return "staged";
   if (online_ready(p)) {
     return hopper_only(cap) && p.dim_size > kOnlineCapacity && p.input.element_size() == 4
                ? "cluster"
@@ -159,11 +171,11 @@ void launch_softmax(std::string rung, const SoftmaxRows& p, Capability cap) {
     rung = "online";
   }
   const int64_t rows = p.outer * p.inner;
-  // staged: rows whose two buffers fit a block's shared memory; others run
-  // what auto runs.
+  // staged: rows whose two buffers fit the shared memory of a block or of a
+  // cluster; others run what auto runs.
   if (rung == "staged") {
-    if (staged_ready(p)) {
-      launch_softmax_staged(p, rows, stream);
+    if (const int cluster = staged_ctas(p, cap)) {
+      launch_softmax_staged(p, rows, cluster, stream);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }

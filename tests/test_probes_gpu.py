@@ -120,9 +120,16 @@ def test_register_caps_trade_spills_for_occupancy(probe_ops):
 
 
 def test_unified_memory_modes_return_times(probe_ops):
+    """The kernel alone takes no longer than the migration or copy and the kernel together.
+    Under pytest-xdist the GPU time-slices between the workers' processes, and one call's
+    kernel read 11.8 ms against its total of 2.4 (H100, 2026-12-06): the least of three
+    calls is compared."""
     for mode in range(3):
-        total, kernel = probe_ops.unified_memory(16 * 2**20, mode).tolist()
-        assert total > 0 and kernel > 0 and kernel <= total * 1.5, (mode, total, kernel)
+        times = [probe_ops.unified_memory(16 * 2**20, mode).tolist() for _ in range(3)]
+        assert all(total > 0 and kernel > 0 for total, kernel in times), (mode, times)
+        least_total = min(total for total, _ in times)
+        least_kernel = min(kernel for _, kernel in times)
+        assert least_kernel <= least_total * 1.5, (mode, times)
 
 
 def test_code_fetch_runs_every_shape_and_only_its_run(probe_ops):

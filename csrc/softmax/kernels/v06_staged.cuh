@@ -104,8 +104,10 @@ __device__ __forceinline__ StagedRow staged_row(const T* row, int64_t dim_size, 
   r.tail = static_cast<int>(dim_size - r.head - static_cast<int64_t>(r.chunks) * kVec);
   const int all = static_cast<int>((r.lead + dim_size + kVec - 1) / kVec);
   const int share = (all + kCluster - 1) / kCluster;
-  r.q0 = min(all, rank * share);
-  r.q1 = min(all, r.q0 + share);
+  // Without a cluster q0 is the constant 0, so the chunk loops compile as
+  // before the clusters (min(all, 0) would not fold).
+  r.q0 = kCluster == 1 ? 0 : min(all, rank * share);
+  r.q1 = kCluster == 1 ? all : min(all, r.q0 + share);
   return r;
 }
 

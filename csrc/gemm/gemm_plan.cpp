@@ -308,7 +308,7 @@ GemmPlan plan_gemm(int64_t M, int64_t N, int64_t K, bool half, Capability cap, i
   return plan;
 }
 
-int wgmma_group_rows(TileShape /*tile*/) {
+int wgmma_group_rows() {
   const int forced = wgmma_group_rows_override();
   return forced > 0 ? forced : kGroupRows;
 }

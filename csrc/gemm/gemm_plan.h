@@ -91,8 +91,10 @@ TileShape wgmma_tile_override();
 // The tile-rows of a group in the wgmma rung's tile order
 // (kernels/tile_order.cuh): the blocks resident at once cover about
 // group_rows x (SMs / group_rows) tiles, which read that many strips of A and
-// B. kGroupRows (8) for every tile, or the override's.
-int wgmma_group_rows(TileShape tile);
+// B. kGroupRows (8) for every tile and shape (4-32 rows swept on the H100
+// moved no case past the clocks' drift: docs/perf-notes.md, 2026-12-06), or
+// the override's.
+int wgmma_group_rows();
 // A process-wide override of it for the tuning sweep
 // (benchmarks/tune/sweep_group_rows.py): 1-64 tile-rows, 0 restores the rule.
 void set_wgmma_group_rows_override(int rows);

@@ -54,7 +54,7 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   static std::atomic<unsigned long long> opted_in{0};
   opt_in_shared_memory(kernel, kSmemBytes, opted_in);
   KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
-  if constexpr (!kStreamK) args.group_rows = wgmma_group_rows(TileShape{Tl::kBlockM, Tl::kBlockN});
+  args.group_rows = wgmma_group_rows();
   if constexpr (kStreamK) {
     static_assert(kBK == 64, "stream_k_split counts k-tiles of 64 (16-bit types)");
     const TileShape tile{Tl::kBlockM, Tl::kBlockN};

@@ -142,21 +142,6 @@ PyObject* set_wgmma_group_rows(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
-// _set_softmax_staged_cluster(n) -> the previous override: the CTAs a row of
-// softmax's staged rung (0: the rule; 1 or 2), for the tests and the sweep.
-PyObject* set_softmax_staged_cluster(PyObject* /*self*/, PyObject* args) {
-  int cluster = 0;
-  if (!PyArg_ParseTuple(args, "i", &cluster)) return nullptr;
-  if (cluster < 0 || cluster > 2) {
-    PyErr_Format(PyExc_ValueError, "_set_softmax_staged_cluster: expected 0 (the rule), 1 or 2, got %d",
-                 cluster);
-    return nullptr;
-  }
-  const int previous = memopt::staged_cluster_override();
-  memopt::set_staged_cluster_override(cluster);
-  return PyLong_FromLong(previous);
-}
-
 // A three-way process-wide switch set from Python: the mode parsed from
 // `args` (0, 1 or 2, else a ValueError naming what each means), set, and the
 // previous one returned.
@@ -180,6 +165,13 @@ PyObject* swap_mode(PyObject* args, const char* name, const char* expected, Mode
 PyObject* set_norm_peel(PyObject* /*self*/, PyObject* args) {
   return swap_mode(args, "_set_norm_peel", "0 (narrow packs), 1 (the rule) or 2 (peeled)",
                    memopt::norm_peel, memopt::set_norm_peel);
+}
+
+// _set_softmax_staged_cluster(n) -> the previous override: the CTAs a row of
+// softmax's staged rung (0: the rule; 1 or 2), for the tests and the sweep.
+PyObject* set_softmax_staged_cluster(PyObject* /*self*/, PyObject* args) {
+  return swap_mode(args, "_set_softmax_staged_cluster", "0 (the rule), 1 or 2",
+                   memopt::staged_cluster_override, memopt::set_staged_cluster_override);
 }
 
 // _set_norm_param_stage(mode) -> the previous mode: how the vectorized norm

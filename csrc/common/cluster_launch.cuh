@@ -30,9 +30,22 @@ class ClusterLaunch {
   ClusterLaunch(const ClusterLaunch&) = delete;
   ClusterLaunch& operator=(const ClusterLaunch&) = delete;
 
-  // For the occupancy API (cudaOccupancyMaxActiveClusters) and for a grid sized
-  // after it.
+  // For a grid sized after max_active_clusters.
   cudaLaunchConfig_t& config() { return config_; }
+
+  // Clusters of `kernel` under this config that the device runs at once
+  // (cudaOccupancyMaxActiveClusters: GPCs of 16-18 SMs may leave an SM or two
+  // of a 132-SM part out of every cluster shape but 1); 0 where the runtime
+  // cannot say, its error cleared so that it is not read as the next launch's.
+  template <typename... KernelArgs>
+  int max_active_clusters(void (*kernel)(KernelArgs...)) {
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return clusters;
+  }
 
   template <typename... KernelArgs, typename... Args>
   cudaError_t launch(void (*kernel)(KernelArgs...), Args&&... args) {

@@ -76,11 +76,8 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
     static int fits = 0;  // per instantiation: same kernel, same answer
     if (fits == 0) {
       cluster.config().gridDim = dim3(static_cast<unsigned>(resident * kClusterM));
-      if (cudaOccupancyMaxActiveClusters(&fits, kernel, &cluster.config()) != cudaSuccess ||
-          fits <= 0) {
-        cudaGetLastError();
-        fits = static_cast<int>(resident);
-      }
+      fits = cluster.max_active_clusters(kernel);
+      if (fits <= 0) fits = static_cast<int>(resident);
       if (std::getenv("MEMOPT_WGMMA_VERBOSE") != nullptr) {
         std::fprintf(stderr, "wgmma cluster %d staged %d: %d clusters resident of %lld wanted\n",
                      kClusterM, kStaged, fits, static_cast<long long>(resident));

@@ -42,9 +42,7 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   ClusterLaunch cluster(dim3(static_cast<unsigned>(tiles * splits)), dim3(kThreads),
                         dim3(static_cast<unsigned>(splits)), stream, kSplitSmemBytes);
   if (std::getenv("MEMOPT_WGMMA_VERBOSE") != nullptr) {
-    int fits = 0;
-    cudaOccupancyMaxActiveClusters(&fits, kernel, &cluster.config());
-    cudaGetLastError();
+    const int fits = cluster.max_active_clusters(kernel);
     std::fprintf(stderr,
                  "wgmma_split: %lld tiles x %d splits (%d k-tiles each); "
                  "%d clusters of %d fit at once\n",
@@ -72,10 +70,8 @@ int cluster_fits(int splits) {
   opt_in_shared_memory(kernel, kSplitSmemBytes, opted_in);
   ClusterLaunch cluster(dim3(static_cast<unsigned>(splits * sm_count())), dim3(kThreads),
                         dim3(static_cast<unsigned>(splits)), nullptr, kSplitSmemBytes);
-  if (cudaOccupancyMaxActiveClusters(&fits, kernel, &cluster.config()) != cudaSuccess) {
-    cudaGetLastError();  // the plan falls back to sm_count / splits
-    return 0;
-  }
+  fits = cluster.max_active_clusters(kernel);
+  if (fits <= 0) return 0;  // the plan falls back to sm_count / splits
   cache[device][splits].store(fits, std::memory_order_relaxed);
   return fits;
 }

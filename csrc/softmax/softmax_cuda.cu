@@ -117,9 +117,23 @@ bool staged_beats_online(const SoftmaxRows& p, Capability cap) {
   return p.dim_size > kOnlineCapacity && p.outer >= sms && staged_ctas(p, cap) == 2;
 }
 
+// Many 16-bit rows past online's registers (65536 elements): cluster with
+// each row over 2-8 CTAs of 1024 threads that hold it as loaded
+// (launch_cluster_held), read once, where online re-reads the rest: 512 /
+// 2048 x 128256 bf16 (2 CTAs) from 71% / 76% of copy to 77% / 82%, x 256000
+// (4 CTAs) from 62% / 68% to 79% / 83%, 64 x 256000 -10% (H100, 2026-12-06,
+// A/B in one process). Many: the clusters fill every SM at least once; where
+// they do not, cluster's 8 CTAs of few_wide_rows or online run as before.
+bool held_rows(const SoftmaxRows& p, Capability cap) {
+  const int ctas = held_cluster_ctas(p.dim_size);
+  return hopper_only(cap) && p.input.element_size() == 2 && online_ready(p) &&
+         p.dim_size > kHeldElems && ctas > 0 && p.outer * ctas >= sm_count();
+}
+
 // auto, for a softmax over the last dim: cluster for few wide rows
 // (few_wide_rows); staged for many 16-bit rows past 32768 columns, and fp32
 // rows past online's registers that two CTAs hold (staged_beats_online);
+// cluster for many 16-bit rows past online's registers (held_rows);
 // online where its 16-byte packs fit the row, except
 // fp32 rows wider than online's registers, which take cluster on Hopper;
 // where they do not, online with each row's ends peeled off (peel_ready), at
@@ -130,9 +144,10 @@ bool staged_beats_online(const SoftmaxRows& p, Capability cap) {
 // long as the row fits its registers; else block_smem for wide rows and
 // warp_per_row for narrow ones. (One-element packs over a cluster read 2048
 // x 50257 bf16 at 17% of copy.)
-// 16-bit rows that wide stay on online, whose re-read comes from L2: at
-// 131072 / 262144 bf16 columns online ran at 59% of copy and cluster at
-// 47% / 39%, at fp32 cluster 73% / 67% and online 57% / 59% (H200).
+// 16-bit rows that wide (held_rows aside) stay on online, whose re-read
+// comes from L2: at 131072 / 262144 bf16 columns online ran at 59% of copy
+// and cluster's 8 CTAs of 512 threads at 47% / 39%, at fp32 cluster 73% / 67%
+// and online 57% / 59% (H200).
 // Over an inner dim (elements of a row `inner` apart) every rung after naive
 // would need a transposing copy; naive's threads own neighbouring columns
 // there and read coalesced, so all of them run naive.
@@ -143,6 +158,7 @@ std::string auto_rung(const SoftmaxRows& p, Capability cap) {
   const bool packed = online_ready(p) || peel_ready(p);
   if ((packed || narrow_ready(p)) && few_wide_rows(p, cap, packed)) return "cluster";
   if (ampere_or_newer(cap) && staged_beats_online(p, cap)) return "staged";
+  if (held_rows(p, cap)) return "cluster";
   if (online_ready(p)) {
     return hopper_only(cap) && p.dim_size > kOnlineCapacity && p.input.element_size() == 4
                ? "cluster"
@@ -211,6 +227,9 @@ void launch_softmax(std::string rung, const SoftmaxRows& p, Capability cap) {
       } else if (rung == "online") {
         launch_online_sized<scalar_t, out_t>(p, rows, stream);
       } else if (rung == "cluster") {
+        if constexpr (sizeof(scalar_t) == 2) {
+          if (held_rows(p, cap)) return launch_cluster_held<scalar_t, out_t>(p, rows, stream);
+        }
         launch_cluster<scalar_t, out_t>(p, rows, stream);
       } else {
         softmax_naive_kernel<scalar_t, out_t>
@@ -299,6 +318,10 @@ std::vector<KernelEntry> softmax_kernels() {
        kernel_address(softmax_cluster_kernel<bf16, bf16, 512>)},
       {"softmax", "cluster", "bfloat16, 8 CTAs of 1024 threads a row",
        kernel_address(softmax_cluster_kernel<bf16, bf16, 1024>)},
+      {"softmax", "cluster", "bfloat16, 2 CTAs of 1024 threads holding a row as loaded",
+       kernel_address(softmax_cluster_kernel<bf16, bf16, 1024, 16, 2, 8, true>)},
+      {"softmax", "cluster", "bfloat16, 4 CTAs of 1024 threads holding a row as loaded",
+       kernel_address(softmax_cluster_kernel<bf16, bf16, 1024, 16, 4, 8, true>)},
   };
 }
 

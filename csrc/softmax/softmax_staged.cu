@@ -40,8 +40,7 @@ bool buffers_fit(const SoftmaxRows& p, int cluster) {
 }
 
 // The clusters of `kernel` resident at once with `smem` bytes a CTA, asked of
-// the runtime once per device (GPCs of 16-18 SMs may leave an SM or two of a
-// 132-SM part out of every cluster shape but 1).
+// the runtime once per device (ClusterLaunch::max_active_clusters).
 template <typename Kernel>
 int64_t resident_clusters(Kernel kernel, int cluster, size_t smem, cudaStream_t stream,
                           std::atomic<int> (&cache)[kMaxDevices]) {
@@ -52,10 +51,8 @@ int64_t resident_clusters(Kernel kernel, int cluster, size_t smem, cudaStream_t 
   if (n == 0) {
     ClusterLaunch probe(dim3(static_cast<unsigned>(fallback * cluster)), dim3(kSoftmaxStagedThreads),
                         dim3(static_cast<unsigned>(cluster)), stream, smem);
-    if (cudaOccupancyMaxActiveClusters(&n, kernel, &probe.config()) != cudaSuccess || n <= 0) {
-      (void)cudaGetLastError();  // the query's error is not the next launch's
-      n = static_cast<int>(fallback);
-    }
+    n = probe.max_active_clusters(kernel);
+    if (n <= 0) n = static_cast<int>(fallback);
     cache[device].store(n, std::memory_order_relaxed);
   }
   return n;

@@ -39,13 +39,19 @@ constexpr int kSoftmaxCluster = 8;  // CTAs a row: the portable cluster size
 // tail lost its expf calls (2026-11-30), one CTA an SM instead of two, and
 // fp32 1024 x 131072 fell from 72.8% to 60.0% of copy.
 // kPackBytes = sizeof(in_t): one element a pack, 32 a thread (softmax_narrow.cu).
-template <typename in_t, typename out_t, int kThreads, int kPackBytes = 16>
+// kCluster, kVecs, kRaw (softmax_launch.cuh's launch_cluster_held): 16-bit
+// rows past online's 65536 registers split over 2-8 CTAs of 1024 threads,
+// each holding its slice as loaded, 8 packs (64 elements) a thread.
+template <typename in_t, typename out_t, int kThreads, int kPackBytes = 16,
+          int kCluster = kSoftmaxCluster,
+          int kVecs = kSoftmaxThreadElems / (kPackBytes / static_cast<int>(sizeof(in_t))),
+          bool kRaw = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
     softmax_cluster_kernel(const in_t* __restrict__ x, out_t* __restrict__ y, int64_t rows,
                            int64_t dim_size, int64_t in_stride) {
   namespace cg = cooperative_groups;
   constexpr int kVec = kPackBytes / sizeof(in_t);
-  constexpr int kThreadPacks = kSoftmaxThreadElems / kVec;
+  constexpr int kThreadPacks = kVecs;
   constexpr int kWarps = kThreads / 32;
   using InPack = Pack<in_t, kVec>;
   using OutPack = Pack<out_t, kVec>;
@@ -56,7 +62,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
   const int t = threadIdx.x;
 
   const int64_t packs = dim_size / kVec;
-  const int64_t per_cta = (packs + kSoftmaxCluster - 1) / kSoftmaxCluster;
+  const int64_t per_cta = (packs + kCluster - 1) / kCluster;
   const int64_t first = rank * per_cta;
   const int64_t last = min(packs, first + per_cta);
 
@@ -65,7 +71,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
     OutPack* yr = reinterpret_cast<OutPack*>(y + row * dim_size);
 
     // (plain reads: OnlineSlice's kWholeLoads says why)
-    OnlineSlice<in_t, out_t, kThreadPacks, kThreads, false, kPackBytes, false> slice;
+    OnlineSlice<in_t, out_t, kThreadPacks, kThreads, kRaw, kPackBytes, false> slice;
     float m, s;
     slice.reduce(xr, first, last, t, m, s);
 
@@ -87,7 +93,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
     // cluster scope).
     cluster.sync();
     float row_m = -INFINITY, row_s = 0.f;
-    for (int r = 0; r < kSoftmaxCluster; ++r) {
+    for (int r = 0; r < kCluster; ++r) {
       const float* peer = cluster.map_shared_rank(cta_pair, r);
       merge_online(row_m, row_s, peer[0], peer[1]);
     }

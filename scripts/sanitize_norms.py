@@ -21,7 +21,7 @@ a row, or past that stage them in shared memory by cp.async, racecheck seeing th
 barrier, or prefetch them towards L2) at the widths the early fetch reaches. The caching allocator is off
 (PYTORCH_NO_CUDA_MEMORY_CACHING=1) so memcheck sees the end of every tensor. Last,
 softmax's staged rung over more rows than it has blocks (its row loop, both buffers), and
-16-bit rows of 70001 / 200000 columns held over clusters of 2 / 4 CTAs.
+16-bit rows of 70000 / 200000 columns held over clusters of 4 / 8 CTAs.
 Exit 0 when all ran, 2 without a GPU.
 """
 from __future__ import annotations
@@ -111,13 +111,13 @@ def main() -> int:
                 run("softmax", "staged", x)
                 count += 1
             torch_memopt._C._set_softmax_staged_cluster(previous)
-    # 16-bit rows past 65536 columns held over 2 and 4 CTAs of 1024 threads (auto, where
-    # the clusters fill every SM: launch_cluster_held), the last cluster alone in its
-    # wave, contiguous and a row-strided view.
+    # 16-bit rows past 65536 columns held over a cluster (auto, where its CTAs fill every
+    # SM: launch_cluster_held): 70000 over 4 CTAs of 512 threads, 200000 over 8, with
+    # half as many rows as SMs and one more (the last cluster alone in its wave),
+    # contiguous and a row-strided view.
     if "softmax" in ops:
-        sms = torch.cuda.get_device_properties(0).multi_processor_count
-        for n, ctas in ((70001, 2), (200000, 4)):
-            rows = -(-sms // ctas) + 1
+        rows = torch.cuda.get_device_properties(0).multi_processor_count // 2 + 1
+        for n in (70000, 200000):
             for x in (torch.randn(rows, n, device="cuda", dtype=torch.bfloat16),
                       torch.randn(rows, n + 8, device="cuda", dtype=torch.float16)[:, :n]):
                 run("softmax", "auto", x)

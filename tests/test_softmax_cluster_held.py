@@ -1,11 +1,12 @@
 """softmax's cluster kernel holding 16-bit rows past online's registers
-(softmax_launch.cuh's launch_cluster_held): each row over the fewest of 2, 4 or 8 CTAs
-of 1024 threads whose registers hold it as loaded (65536 elements a CTA), where the
-clusters fill every SM at least once. What test_softmax_ladder.py cannot see: the CTA
-count each width takes at its edges (65544, 131072 / 131080, 262152, 524288); that auto
-takes it only for many rows of 16-bit input whose width is whole 16-byte packs; a
-float32 output; rows read in place from a strided view; the special values split
-across CTAs; every output element written; the same bits every run."""
+(softmax_launch.cuh's launch_cluster_held): each row over the fewest CTAs whose
+registers hold it as loaded, 64 elements a thread: 4 or 8 CTAs of 512 threads (two an
+SM) up to 262144 columns, 8 of 1024 past that, where the clusters fill every SM. What
+test_softmax_ladder.py cannot see: the shape each width takes at its edges (65544,
+131072 / 131080, 262144 / 262152, 524288); that auto takes it only for many rows of
+16-bit input whose width is whole 16-byte packs; a float32 output; rows read in place
+from a strided view; the special values split across CTAs; every output element
+written; the same bits every run."""
 
 import math
 import re
@@ -19,7 +20,7 @@ from cuda_kernels import kernels_run
 
 pytestmark = [requires_cuda, pytest.mark.cuda]
 
-HELD = 1024 * 64  # elements a CTA holds: 1024 threads x 8 packs of 8
+SHAPES = ((512, 4), (512, 8), (1024, 8))  # (threads, CTAs) of a row, fewest first
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
 
@@ -27,16 +28,19 @@ def sms() -> int:
     return torch.cuda.get_device_properties(0).multi_processor_count
 
 
-def held_ctas(n: int) -> int:
-    """The CTAs a row the rule gives n columns (0: past 8 CTAs' registers)."""
-    return next((ctas for ctas in (2, 4, 8) if n <= ctas * HELD), 0)
+def held_shape(n: int) -> tuple[int, int]:
+    """(threads, CTAs) a row the rule gives n columns; CTAs 0 past 8 x 1024 threads'."""
+    return next(((t, c) for t, c in SHAPES if n <= t * 64 * c), (1024, 0))
 
 
-def held_cluster_run(fn) -> int:
-    """The CTAs a row of the held cluster kernel fn launched, 0 if it did not."""
+def held_cluster_run(fn) -> tuple[int, int]:
+    """(threads, CTAs) of the held cluster kernel fn launched, (0, 0) if it did not."""
     names = kernels_run(fn)
-    found = [re.search(r"softmax_cluster_kernel<[^<>]*?, 1024, 16, (\d), 8, true>", n) for n in names]
-    return int(found[0].group(1)) if len(names) == 1 and found[0] else 0
+    found = [re.search(r"softmax_cluster_kernel<[^<>]*?, (\d+), 16, (\d), 8, true>", n)
+             for n in names]
+    if len(names) == 1 and found[0]:
+        return int(found[0].group(1)), int(found[0].group(2))
+    return 0, 0
 
 
 def rel_error(out, ref):
@@ -44,16 +48,17 @@ def rel_error(out, ref):
 
 
 def fill_rows(n: int) -> int:
-    """The fewest rows whose clusters cover every SM: where auto starts to take it."""
-    return math.ceil(sms() / held_ctas(n))
+    """The fewest rows whose CTAs take every SM's 1024 threads: where auto takes it."""
+    threads, ctas = held_shape(n)
+    return math.ceil(sms() * 1024 / (threads * ctas))
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
-@pytest.mark.parametrize("n", [65544, 100000, 128256, 131072, 131080, 256000, 262152, 524288])
+@pytest.mark.parametrize("n", [65544, 100000, 128256, 131072, 131080, 256000, 262144, 262152, 524288])
 def test_auto_holds_16_bit_rows_over_the_fewest_ctas(dtype, n):
     rows = fill_rows(n) + 1  # a last cluster alone in its wave
     x = torch.randn(rows, n, device="cuda", dtype=dtype) * 4
-    assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == held_ctas(n)
+    assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == held_shape(n)
     ref = torch.softmax(x.double(), -1)
     for out_dtype in (None, torch.float32):
         out = torch_memopt.softmax(x, -1, out_dtype)
@@ -68,7 +73,7 @@ def test_widths_off_the_16_byte_pack_take_other_kernels(n):
     """The held kernel loads whole 16-byte packs only (online_ready): a width off the
     pack goes to the kernels auto had for it before, and still matches float64."""
     x = torch.randn(fill_rows(n - 1), n, device="cuda", dtype=torch.bfloat16) * 4
-    assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == 0
+    assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == (0, 0)
     assert rel_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < 1e-2
 
 
@@ -78,7 +83,7 @@ def test_rows_read_in_place_from_a_strided_view(n):
     wide = torch.randn(fill_rows(n), n + 8, device="cuda", dtype=torch.bfloat16) * 4
     x = wide[:, :n]
     assert not x.is_contiguous()
-    assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == held_ctas(n)
+    assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == held_shape(n)
     assert rel_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < 1e-2
 
 
@@ -91,7 +96,7 @@ def test_few_rows_fp32_and_rows_past_eight_ctas_take_other_kernels():
              torch.randn(fill_rows(n), n, device="cuda"),
              torch.randn(sms(), 600000, device="cuda", dtype=torch.bfloat16)]
     for x in cases:
-        assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == 0, (tuple(x.shape), x.dtype)
+        assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == (0, 0), (tuple(x.shape), x.dtype)
         ref = torch.softmax(x.double(), -1)
         assert rel_error(torch_memopt.softmax(x, -1), ref) < TOLERANCE[x.dtype], tuple(x.shape)
 
@@ -109,7 +114,7 @@ def test_special_values_split_across_ctas_match_torch(n):
     x[4, ::2] = float("-inf")
     x[4, n // 2:] = float("-inf")  # the last CTAs' slices all -inf, the first's half
     x[5] = torch.finfo(torch.bfloat16).min
-    assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == held_ctas(n)
+    assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == held_shape(n)
     expected = torch.softmax(x.float(), -1)
     out = torch_memopt.softmax(x, -1, torch.float32)
     assert torch.equal(out.isnan(), expected.isnan())

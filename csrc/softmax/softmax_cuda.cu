@@ -125,9 +125,10 @@ bool staged_beats_online(const SoftmaxRows& p, Capability cap) {
 // A/B in one process). Many: the clusters fill every SM at least once; where
 // they do not, cluster's 8 CTAs of few_wide_rows or online run as before.
 bool held_rows(const SoftmaxRows& p, Capability cap) {
-  const int ctas = held_cluster_ctas(p.dim_size);
+  const HeldShape shape = held_shape(p.dim_size);
   return hopper_only(cap) && p.input.element_size() == 2 && online_ready(p) &&
-         p.dim_size > kHeldElems && ctas > 0 && p.outer * ctas >= sm_count();
+         p.dim_size > kHeldElems && shape.ctas > 0 &&
+         p.outer * shape.ctas * shape.threads >= int64_t{sm_count()} * 1024;
 }
 
 // auto, for a softmax over the last dim: cluster for few wide rows
@@ -318,10 +319,10 @@ std::vector<KernelEntry> softmax_kernels() {
        kernel_address(softmax_cluster_kernel<bf16, bf16, 512>)},
       {"softmax", "cluster", "bfloat16, 8 CTAs of 1024 threads a row",
        kernel_address(softmax_cluster_kernel<bf16, bf16, 1024>)},
-      {"softmax", "cluster", "bfloat16, 2 CTAs of 1024 threads holding a row as loaded",
-       kernel_address(softmax_cluster_kernel<bf16, bf16, 1024, 16, 2, 8, true>)},
-      {"softmax", "cluster", "bfloat16, 4 CTAs of 1024 threads holding a row as loaded",
-       kernel_address(softmax_cluster_kernel<bf16, bf16, 1024, 16, 4, 8, true>)},
+      {"softmax", "cluster", "bfloat16, 4 CTAs of 512 threads holding a row as loaded",
+       kernel_address(softmax_cluster_kernel<bf16, bf16, 512, 16, 4, 8, true>)},
+      {"softmax", "cluster", "bfloat16, 8 CTAs of 512 threads holding a row as loaded",
+       kernel_address(softmax_cluster_kernel<bf16, bf16, 512, 16, 8, 8, true>)},
   };
 }
 

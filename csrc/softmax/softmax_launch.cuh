@@ -35,32 +35,39 @@ void launch_cluster(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
                                 p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride));
 }
 
-// 16-bit rows past online's registers (1024 threads x 8 packs as loaded:
-// 65536 elements a block) over the fewest CTAs (2, 4 or 8) of that shape whose
-// registers hold the row, so that it is read once (online re-reads the rest);
-// 0 where 8 do not.
-constexpr int64_t kHeldElems = 1024 * 8 * 8;
-inline int held_cluster_ctas(int64_t dim_size) {
-  for (int ctas = 2; ctas <= kSoftmaxCluster; ctas *= 2) {
-    if (dim_size <= ctas * kHeldElems) return ctas;
+// 16-bit rows past online's registers (65536 elements) held as loaded, 8
+// packs (64 elements) a thread, over the fewest CTAs of a cluster that hold
+// the row, so that it is read once (online re-reads the rest). CTAs of 512
+// threads (32768 elements) run two an SM, so that one CTA's loads overlap the
+// other's reduction, barrier and write, up to 8 of them (262144 elements);
+// past that 8 of 1024 (524288); ctas 0 past that.
+struct HeldShape {
+  int threads, ctas;
+};
+constexpr int64_t kHeldElems = 1024 * 8 * 8;  // online's registers, 16-bit
+inline HeldShape held_shape(int64_t dim_size) {
+  for (const HeldShape shape : {HeldShape{512, 4}, HeldShape{512, 8}, HeldShape{1024, 8}}) {
+    if (dim_size <= int64_t{shape.threads} * 64 * shape.ctas) return shape;
   }
-  return 0;
+  return {1024, 0};
 }
 
 template <typename in_t, typename out_t>
 void launch_cluster_held(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
   static_assert(sizeof(in_t) == 2, "16-bit rows: 8 packs of 8 a thread");
-  const auto launch = [&](auto kernel, int ctas) {
-    ClusterLaunch cluster(dim3(ctas, static_cast<unsigned>(std::min<int64_t>(rows, 65535))),
-                          dim3(1024), dim3(ctas), stream);
+  const HeldShape shape = held_shape(p.dim_size);
+  const auto launch = [&](auto kernel) {
+    ClusterLaunch cluster(
+        dim3(shape.ctas, static_cast<unsigned>(std::min<int64_t>(rows, 65535))),
+        dim3(shape.threads), dim3(shape.ctas), stream);
     C10_CUDA_CHECK(cluster.launch(kernel, p.input.const_data_ptr<in_t>(),
                                   p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride));
   };
-  switch (held_cluster_ctas(p.dim_size)) {
-    case 2: return launch(softmax_cluster_kernel<in_t, out_t, 1024, 16, 2, 8, true>, 2);
-    case 4: return launch(softmax_cluster_kernel<in_t, out_t, 1024, 16, 4, 8, true>, 4);
-    default: return launch(softmax_cluster_kernel<in_t, out_t, 1024, 16, 8, 8, true>, 8);
+  if (shape.threads == 512) {
+    return shape.ctas == 4 ? launch(softmax_cluster_kernel<in_t, out_t, 512, 16, 4, 8, true>)
+                           : launch(softmax_cluster_kernel<in_t, out_t, 512, 16, 8, 8, true>);
   }
+  launch(softmax_cluster_kernel<in_t, out_t, 1024, 16, 8, 8, true>);
 }
 
 template <typename in_t, typename out_t, int kThreads, int kVecs, bool kRaw = false,

@@ -118,12 +118,15 @@ bool staged_beats_online(const SoftmaxRows& p, Capability cap) {
 }
 
 // Many 16-bit rows past online's registers (65536 elements): cluster with
-// each row over 2-8 CTAs of 1024 threads that hold it as loaded
-// (launch_cluster_held), read once, where online re-reads the rest: 512 /
-// 2048 x 128256 bf16 (2 CTAs) from 71% / 76% of copy to 77% / 82%, x 256000
-// (4 CTAs) from 62% / 68% to 79% / 83%, 64 x 256000 -10% (H100, 2026-12-06,
-// A/B in one process). Many: the clusters fill every SM at least once; where
-// they do not, cluster's 8 CTAs of few_wide_rows or online run as before.
+// each row over 4-8 CTAs of 512 threads (two an SM) or 8 of 1024 that hold
+// it as loaded (launch_cluster_held), read once, where online re-reads the
+// rest: 512 / 2048 x 128256 bf16 from 71% / 76% of copy to 83% / 90%, x
+// 256000 from 62% / 68% to 85% / 89% (H100, 2026-12-06, A/Bs in one process:
+// CTAs of 1024 threads gave 77-83%). Many: the CTAs fill every SM's 1024
+// threads; where they do not, cluster's 8 CTAs of few_wide_rows or online run
+// as before. Held over 2 CTAs of 512 from 32769 columns, peeled for widths
+// off the pack, 50257 ran as staged does (68% / 82% at 512 / 2048 rows): not
+// taken.
 bool held_rows(const SoftmaxRows& p, Capability cap) {
   const HeldShape shape = held_shape(p.dim_size);
   return hopper_only(cap) && p.input.element_size() == 2 && online_ready(p) &&

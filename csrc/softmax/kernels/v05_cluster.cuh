@@ -19,7 +19,8 @@
 //
 // Measured (the norms suite, H200, benchmarks/results/norms_h200.json):
 // 1024x131072 / 1024x262144 fp32 72.6% / 66.8% of copy (online 57.2% / 58.8%);
-// bf16 47.2% / 38.7%, below online's 58.5%, so auto keeps 16-bit rows on online.
+// bf16 47.2% / 38.7%, below online's 58.5%, so auto keeps 16-bit rows on online
+// unless enough of them fill every SM held as loaded (kRaw, above).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -40,8 +41,9 @@ constexpr int kSoftmaxCluster = 8;  // CTAs a row: the portable cluster size
 // fp32 1024 x 131072 fell from 72.8% to 60.0% of copy.
 // kPackBytes = sizeof(in_t): one element a pack, 32 a thread (softmax_narrow.cu).
 // kCluster, kVecs, kRaw (softmax_launch.cuh's launch_cluster_held): 16-bit
-// rows past online's 65536 registers split over 2-8 CTAs of 1024 threads,
-// each holding its slice as loaded, 8 packs (64 elements) a thread.
+// rows past online's 65536 registers split over 4-8 CTAs of 512 threads (two
+// an SM) or 8 of 1024, each holding its slice as loaded, 8 packs (64
+// elements) a thread: 128256 / 256000 bf16 at 83-90% of copy (H100).
 template <typename in_t, typename out_t, int kThreads, int kPackBytes = 16,
           int kCluster = kSoftmaxCluster,
           int kVecs = kSoftmaxThreadElems / (kPackBytes / static_cast<int>(sizeof(in_t))),

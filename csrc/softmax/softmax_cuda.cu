@@ -323,9 +323,9 @@ std::vector<KernelEntry> softmax_kernels() {
       {"softmax", "cluster", "bfloat16, 8 CTAs of 1024 threads a row",
        kernel_address(softmax_cluster_kernel<bf16, bf16, 1024>)},
       {"softmax", "cluster", "bfloat16, 4 CTAs of 512 threads holding a row as loaded",
-       kernel_address(softmax_cluster_kernel<bf16, bf16, 512, 16, 4, 8, true>)},
+       kernel_address(softmax_cluster_kernel<bf16, bf16, 512, 16, 4, kWideRowVecs, true>)},
       {"softmax", "cluster", "bfloat16, 8 CTAs of 512 threads holding a row as loaded",
-       kernel_address(softmax_cluster_kernel<bf16, bf16, 512, 16, 8, 8, true>)},
+       kernel_address(softmax_cluster_kernel<bf16, bf16, 512, 16, 8, kWideRowVecs, true>)},
   };
 }
 

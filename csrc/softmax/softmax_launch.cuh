@@ -44,17 +44,19 @@ void launch_cluster(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
 struct HeldShape {
   int threads, ctas;
 };
-constexpr int64_t kHeldElems = 1024 * 8 * 8;  // online's registers, 16-bit
+constexpr int kHeldThreadElems = kWideRowVecs * 8;  // 16-bit packs a thread, as loaded
+constexpr int64_t kHeldElems = 1024 * kHeldThreadElems;  // online's registers, 16-bit
 inline HeldShape held_shape(int64_t dim_size) {
   for (const HeldShape shape : {HeldShape{512, 4}, HeldShape{512, 8}, HeldShape{1024, 8}}) {
-    if (dim_size <= int64_t{shape.threads} * 64 * shape.ctas) return shape;
+    if (dim_size <= int64_t{shape.threads} * kHeldThreadElems * shape.ctas) return shape;
   }
   return {1024, 0};
 }
 
 template <typename in_t, typename out_t>
 void launch_cluster_held(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
-  static_assert(sizeof(in_t) == 2, "16-bit rows: 8 packs of 8 a thread");
+  static_assert(sizeof(in_t) == 2, "16-bit rows: kWideRowVecs packs of 8 a thread");
+  constexpr int kVecs = kWideRowVecs;
   const HeldShape shape = held_shape(p.dim_size);
   const auto launch = [&](auto kernel) {
     ClusterLaunch cluster(
@@ -64,10 +66,10 @@ void launch_cluster_held(const SoftmaxRows& p, int64_t rows, cudaStream_t stream
                                   p.out.mutable_data_ptr<out_t>(), rows, p.dim_size, p.in_stride));
   };
   if (shape.threads == 512) {
-    return shape.ctas == 4 ? launch(softmax_cluster_kernel<in_t, out_t, 512, 16, 4, 8, true>)
-                           : launch(softmax_cluster_kernel<in_t, out_t, 512, 16, 8, 8, true>);
+    return shape.ctas == 4 ? launch(softmax_cluster_kernel<in_t, out_t, 512, 16, 4, kVecs, true>)
+                           : launch(softmax_cluster_kernel<in_t, out_t, 512, 16, 8, kVecs, true>);
   }
-  launch(softmax_cluster_kernel<in_t, out_t, 1024, 16, 8, 8, true>);
+  launch(softmax_cluster_kernel<in_t, out_t, 1024, 16, 8, kVecs, true>);
 }
 
 template <typename in_t, typename out_t, int kThreads, int kVecs, bool kRaw = false,

@@ -118,6 +118,26 @@ def test_bad_choices_exit_2_with_a_message(argv, message, capsys):
     assert re.search(message, capsys.readouterr().err)
 
 
+def test_shape_keeps_only_the_cases_of_those_sizes(tmp_path):
+    assert main(["norm-grid", *FAST, "--op", "softmax", "--shape", "N=1000,7", "--shape", "rows=5",
+                 "--out", str(tmp_path)]) == 0
+    records = check_records(json.loads((tmp_path / "norm-grid_cpu_quick.json").read_text()), "norm-grid")
+    assert {(r["shape"]["rows"], r["shape"]["N"]) for r in records} == {(5, 1000)}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--shape", "N"], r"--shape 'N': expected KEY=V\[,V...\] with integer values"),
+    (["--shape", "N=big"], r"--shape 'N=big': expected KEY=V"),
+    (["--shape", "=4"], r"--shape '=4': expected KEY=V"),
+    (["norm-grid", "--shape", "N=3"], r"--shape: suite norm-grid has no case of that shape"),
+])
+def test_bad_shapes_exit_2_before_timing(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([*FAST, *argv])
+    assert exit_info.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message without a GPU")
 def test_asking_for_cuda_without_a_gpu_is_refused(capsys):
     with pytest.raises(SystemExit):

@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", action="append", metavar="DTYPE",
                         help="keep these dtypes: float32, float16, bfloat16 (fp32, fp16, bf16)")
     parser.add_argument("--op", action="append", metavar="OP", help="keep these ops (e2e: models)")
+    parser.add_argument("--shape", action="append", metavar="KEY=V[,V...]",
+                        help="keep the cases whose shape has KEY in the values, e.g. N=128256 "
+                             "or rows=512,2048 (norm-grid: rows, N; GEMM suites: M, N, K)")
     parser.add_argument("--variant", action="append", metavar="NAME",
                         help="our variants to time, or 'all' (default: each suite's own)")
     parser.add_argument("--peers", action="append", metavar="NAME",
@@ -110,6 +113,26 @@ def make_context(parser: argparse.ArgumentParser, args, device: torch.device) ->
                    variants=listed(args.variant) or None, peers=listed(args.peers) or None)
 
 
+def shape_filter(parser: argparse.ArgumentParser, given: list[str] | None) -> dict[str, set[int]]:
+    """--shape KEY=V[,V...] as {KEY: {V, ...}}; repeated keys add values."""
+    wanted: dict[str, set[int]] = {}
+    for text in given or []:
+        key, sep, values = text.partition("=")
+        try:
+            numbers = {int(v) for v in values.split(",")}
+        except ValueError:
+            numbers = set()
+        if not sep or not key or not numbers:
+            parser.error(f"--shape {text!r}: expected KEY=V[,V...] with integer values, e.g. N=4096")
+        wanted.setdefault(key, set()).update(numbers)
+    return wanted
+
+
+def keep_shapes(cases: list, wanted: dict[str, set[int]]) -> list:
+    """The cases whose shape has every wanted key, each at one of its values."""
+    return [c for c in cases if all(c.shape.get(k) in v for k, v in wanted.items())]
+
+
 def choose_suites(parser: argparse.ArgumentParser, given: list[str]) -> list[str]:
     names = listed(given) or [DEFAULT]
     if "all" in names:
@@ -120,9 +143,11 @@ def choose_suites(parser: argparse.ArgumentParser, given: list[str]) -> list[str
     return names
 
 
-def plan(names: list[str], ctx: Context) -> dict[str, list | str]:
-    """Each suite's cases, or why it cannot run here; ValueError for a ``--variant`` that
-    no case of a suite has, before anything is timed."""
+def plan(names: list[str], ctx: Context,
+         wanted: dict[str, set[int]] | None = None) -> dict[str, list | str]:
+    """Each suite's cases (those of the wanted shapes), or why it cannot run here;
+    ValueError for a ``--variant`` that no case of a suite has, or a ``--shape`` that
+    leaves no case, before anything is timed."""
     planned: dict[str, list | str] = {}
     for name in names:
         try:
@@ -130,6 +155,11 @@ def plan(names: list[str], ctx: Context) -> dict[str, list | str]:
         except Unavailable as exc:
             planned[name] = str(exc)
             continue
+        if wanted:
+            kept = keep_shapes(planned[name], wanted)
+            if planned[name] and not kept:
+                raise ValueError(f"--shape: suite {name} has no case of that shape")
+            planned[name] = kept
         offered = {impl.name for case in planned[name] for impl in case.impls if impl.kind == "ours"}
         offered |= {v for op in {case.op for case in planned[name]} if op in OPS
                     for v in torch_memopt.variants(op, ctx.device)}
@@ -228,10 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     names = choose_suites(parser, args.suites)
     device = choose_device(parser, args.device)
     ctx = make_context(parser, args, device)
+    wanted = shape_filter(parser, args.shape)
     if device.type == "cuda":
         torch.cuda.set_device(device)  # the Timer synchronizes the current device
     try:
-        planned = plan(names, ctx)
+        planned = plan(names, ctx, wanted)
     except ValueError as exc:
         parser.error(str(exc))
     meta = environment.describe(device)

@@ -8,49 +8,20 @@ test_softmax_ladder.py cannot see: the shape each width takes at its edges (6554
 from a strided view; the special values split across CTAs; every output element
 written; the same bits every run."""
 
-import math
-import re
-
 import pytest
 import torch
 
 import torch_memopt
 from conftest import requires_cuda
-from cuda_kernels import kernels_run
+from held_rows import fill_rows, held_cluster_run, held_shape, sms
 
 pytestmark = [requires_cuda, pytest.mark.cuda]
 
-SHAPES = ((512, 4), (512, 8), (1024, 8))  # (threads, CTAs) of a row, fewest first
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
-
-
-def sms() -> int:
-    return torch.cuda.get_device_properties(0).multi_processor_count
-
-
-def held_shape(n: int) -> tuple[int, int]:
-    """(threads, CTAs) a row the rule gives n columns; CTAs 0 past 8 x 1024 threads'."""
-    return next(((t, c) for t, c in SHAPES if n <= t * 64 * c), (1024, 0))
-
-
-def held_cluster_run(fn) -> tuple[int, int]:
-    """(threads, CTAs) of the held cluster kernel fn launched, (0, 0) if it did not."""
-    names = kernels_run(fn)
-    found = [re.search(r"softmax_cluster_kernel<[^<>]*?, (\d+), 16, (\d), 8, true>", n)
-             for n in names]
-    if len(names) == 1 and found[0]:
-        return int(found[0].group(1)), int(found[0].group(2))
-    return 0, 0
 
 
 def rel_error(out, ref):
     return ((out.double() - ref).norm() / ref.norm()).item()
-
-
-def fill_rows(n: int) -> int:
-    """The fewest rows whose CTAs take every SM's 1024 threads: where auto takes it."""
-    threads, ctas = held_shape(n)
-    return math.ceil(sms() * 1024 / (threads * ctas))
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)

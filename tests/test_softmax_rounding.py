@@ -2,18 +2,17 @@
 (ulp) of its dtype of float64's softmax rounded to that dtype, and the error over the
 rows within torch's own 16-bit result's, with a margin. At the widths where a row is
 held as loaded and its exponentials taken twice (online's rows of 16384-65536 16-bit
-columns, the cluster kernel holding wider ones over CTAs of 512 threads). Keeping the
+columns, the cluster kernel holding wider ones over 8 CTAs). Keeping the
 exponentials rounded to 16 bits instead (one MUFU.EX2 an element less) measured 0-2%
 faster on an H100 and was dropped (docs/perf-notes.md, 2026-12-06): it would have cost
 a second rounding."""
-
-import math
 
 import pytest
 import torch
 
 import torch_memopt
 from conftest import requires_cuda
+from held_rows import fill_rows, held_cluster_run, held_shape
 
 pytestmark = [requires_cuda, pytest.mark.cuda]
 
@@ -38,10 +37,11 @@ def rel_error(out, ref):
 @pytest.mark.parametrize("n", [20000, 32768, 65536, 131072, 256000])
 def test_within_one_step_of_the_exact_softmax(dtype, n):
     """20000 / 32768 / 65536: online with the row kept as loaded; 131072 / 256000 with
-    enough rows to fill the SMs: held over 4 / 8 CTAs of 512 threads."""
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    rows = 8 if n <= 65536 else math.ceil(sms / (n // 65536)) + 1
+    enough rows to fill the SMs: held over a cluster (the kernel is checked)."""
+    rows = 8 if n <= 65536 else fill_rows(n)
     x = torch.randn(rows, n, device="cuda", dtype=dtype) * 3
+    if n > 65536:
+        assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == held_shape(n)
     exact = torch.softmax(x.double(), -1)
     rounded = exact.to(dtype)
     out = torch_memopt.softmax(x, -1)

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 
 namespace memopt {
@@ -12,23 +13,60 @@ namespace memopt {
 // Devices whose facts are cached, per process (a slot each).
 constexpr int kMaxDevices = 64;
 
+// The current device's slot in the per-device caches below, -1 where the
+// runtime cannot say or the process sees more than kMaxDevices devices.
+inline int current_device_slot() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return -1;
+  return device;
+}
+
+// `ask(device)`, once per device: `cache` is the caller's slot array (0: not
+// asked yet). `fallback` where the device is unknown or the answer is not
+// positive, kept as the answer (a fallback of 0 is asked again next time).
+// Threads that race on the first call store the same value. Every launcher's
+// occupancy and attribute query goes through here: the launch path is hot, and
+// each query is a driver round trip.
+template <typename Ask>
+inline int once_per_device(std::atomic<int> (&cache)[kMaxDevices], int fallback, Ask ask) {
+  const int device = current_device_slot();
+  if (device < 0) return fallback;
+  int n = cache[device].load(std::memory_order_relaxed);
+  if (n == 0) {
+    n = ask(device);
+    if (n <= 0) n = fallback;
+    cache[device].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
+// `set(device)` (a function attribute: per device), until it succeeds once on
+// each device: `seen` is the caller's bitmask of devices already set. False,
+// with the runtime's error cleared, where it fails (a later launch check reads
+// only that launch's error).
+template <typename Set>
+inline bool once_per_device_set(std::atomic<unsigned long long>& seen, Set set) {
+  const int device = std::max(current_device_slot(), 0);
+  const unsigned long long bit = 1ull << device;
+  if (seen.load(std::memory_order_relaxed) & bit) return true;
+  if (set() != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  seen.fetch_or(bit, std::memory_order_relaxed);
+  return true;
+}
+
 // An attribute of the current device, asked of the driver once per device
-// (`fallback` where it cannot say). Threads that race on the first call store
-// the same value.
+// (`fallback` where it cannot say).
 template <cudaDeviceAttr kAttr>
 inline int device_attribute(int fallback) {
   static std::atomic<int> values[kMaxDevices];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return fallback;
-  int n = values[device].load(std::memory_order_relaxed);
-  if (n == 0) {
-    if (cudaDeviceGetAttribute(&n, kAttr, device) != cudaSuccess || n <= 0) {
-      (void)cudaGetLastError();
-      n = fallback;
-    }
-    values[device].store(n, std::memory_order_relaxed);
-  }
-  return n;
+  return once_per_device(values, fallback, [](int device) {
+    int n = 0;
+    if (cudaDeviceGetAttribute(&n, kAttr, device) != cudaSuccess) (void)cudaGetLastError();
+    return n;
+  });
 }
 
 // Multiprocessors of the current device (132 on an H200).
@@ -51,18 +89,13 @@ inline int shared_memory_per_sm() {
 template <typename Kernel>
 inline int resident_blocks_per_sm(Kernel kernel, int threads,
                                   std::atomic<int> (&cache)[kMaxDevices]) {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return 1;
-  int n = cache[device].load(std::memory_order_relaxed);
-  if (n == 0) {
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess ||
-        n < 1) {
+  return once_per_device(cache, 1, [&](int) {
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess) {
       (void)cudaGetLastError();  // no error left behind for the next launch's check
-      n = 1;
     }
-    cache[device].store(n, std::memory_order_relaxed);
-  }
-  return n;
+    return n;
+  });
 }
 
 // Raises `kernel`'s dynamic shared-memory limit to `bytes` on the current
@@ -71,14 +104,9 @@ inline int resident_blocks_per_sm(Kernel kernel, int threads,
 // time). `seen` is the caller's per-kernel bitmask of devices already set.
 template <typename Kernel>
 inline void opt_in_shared_memory(Kernel kernel, int bytes, std::atomic<unsigned long long>& seen) {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) device = 0;
-  const unsigned long long bit = 1ull << device;
-  if (seen.load(std::memory_order_relaxed) & bit) return;
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) ==
-      cudaSuccess) {
-    seen.fetch_or(bit, std::memory_order_relaxed);
-  }
+  (void)once_per_device_set(seen, [&] {
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  });
 }
 
 }  // namespace memopt

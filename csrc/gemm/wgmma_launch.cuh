@@ -73,17 +73,16 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   // sm_count / 2 pairs may fit: ask the occupancy API rather than divide.
   int64_t resident = sm_count() / kClusterM;
   if constexpr (kClusterM > 1) {
-    static int fits = 0;  // per instantiation: same kernel, same answer
-    if (fits == 0) {
+    static std::atomic<int> fits[kMaxDevices];  // per instantiation and device
+    resident = once_per_device(fits, static_cast<int>(resident), [&](int) {
       cluster.config().gridDim = dim3(static_cast<unsigned>(resident * kClusterM));
-      fits = cluster.max_active_clusters(kernel);
-      if (fits <= 0) fits = static_cast<int>(resident);
+      const int n = cluster.max_active_clusters(kernel);
       if (std::getenv("MEMOPT_WGMMA_VERBOSE") != nullptr) {
         std::fprintf(stderr, "wgmma cluster %d staged %d: %d clusters resident of %lld wanted\n",
-                     kClusterM, kStaged, fits, static_cast<long long>(resident));
+                     kClusterM, kStaged, n, static_cast<long long>(resident));
       }
-    }
-    resident = fits;
+      return n;
+    });
   }
   const int64_t clusters = std::min<int64_t>(units, resident);
   const unsigned grid = static_cast<unsigned>(clusters * kClusterM);

@@ -57,23 +57,17 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
 // block and shared memory, so one answers for all.
 int cluster_fits(int splits) {
   using namespace wgmma;
-  static std::atomic<int> cache[kMaxDevices][kMaxSplits + 1];
-  int device = 0;
-  if (splits < 1 || splits > kMaxSplits || cudaGetDevice(&device) != cudaSuccess || device < 0 ||
-      device >= kMaxDevices) {
-    return 0;
-  }
-  int fits = cache[device][splits].load(std::memory_order_relaxed);
-  if (fits > 0) return fits;
-  const auto kernel = gemm_wgmma_split_kernel<__nv_bfloat16, true>;
-  static std::atomic<unsigned long long> opted_in{0};
-  opt_in_shared_memory(kernel, kSplitSmemBytes, opted_in);
-  ClusterLaunch cluster(dim3(static_cast<unsigned>(splits * sm_count())), dim3(kThreads),
-                        dim3(static_cast<unsigned>(splits)), nullptr, kSplitSmemBytes);
-  fits = cluster.max_active_clusters(kernel);
-  if (fits <= 0) return 0;  // the plan falls back to sm_count / splits
-  cache[device][splits].store(fits, std::memory_order_relaxed);
-  return fits;
+  static std::atomic<int> cache[kMaxSplits + 1][kMaxDevices];
+  if (splits < 1 || splits > kMaxSplits) return 0;
+  // 0 where the runtime cannot say: the plan falls back to sm_count / splits.
+  return once_per_device(cache[splits], 0, [&](int) {
+    const auto kernel = gemm_wgmma_split_kernel<__nv_bfloat16, true>;
+    static std::atomic<unsigned long long> opted_in{0};
+    opt_in_shared_memory(kernel, kSplitSmemBytes, opted_in);
+    ClusterLaunch cluster(dim3(static_cast<unsigned>(splits * sm_count())), dim3(kThreads),
+                          dim3(static_cast<unsigned>(splits)), nullptr, kSplitSmemBytes);
+    return cluster.max_active_clusters(kernel);
+  });
 }
 
 struct RegisterFitsQuery {

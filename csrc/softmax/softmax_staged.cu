@@ -44,18 +44,12 @@ bool buffers_fit(const SoftmaxRows& p, int cluster) {
 template <typename Kernel>
 int64_t resident_clusters(Kernel kernel, int cluster, size_t smem, cudaStream_t stream,
                           std::atomic<int> (&cache)[kMaxDevices]) {
-  int device = 0;
-  const int64_t fallback = sm_count() / cluster;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return fallback;
-  int n = cache[device].load(std::memory_order_relaxed);
-  if (n == 0) {
+  const int fallback = sm_count() / cluster;
+  return once_per_device(cache, fallback, [&](int) {
     ClusterLaunch probe(dim3(static_cast<unsigned>(fallback * cluster)), dim3(kSoftmaxStagedThreads),
                         dim3(static_cast<unsigned>(cluster)), stream, smem);
-    n = probe.max_active_clusters(kernel);
-    if (n <= 0) n = static_cast<int>(fallback);
-    cache[device].store(n, std::memory_order_relaxed);
-  }
-  return n;
+    return probe.max_active_clusters(kernel);
+  });
 }
 
 template <typename in_t, typename out_t, int kCluster>

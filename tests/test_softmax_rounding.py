@@ -2,7 +2,7 @@
 (ulp) of its dtype of float64's softmax rounded to that dtype, and the error over the
 rows within torch's own 16-bit result's, with a margin. At the widths where a row is
 held as loaded and its exponentials taken twice (online's rows of 16384-65536 16-bit
-columns, the cluster kernel holding wider ones over 8 CTAs). Keeping the
+columns, the cluster kernel holding wider ones over 4-8 CTAs). Keeping the
 exponentials rounded to 16 bits instead (one MUFU.EX2 an element less) measured 0-2%
 faster on an H100 and was dropped (docs/perf-notes.md, 2026-12-06): it would have cost
 a second rounding."""

@@ -38,14 +38,15 @@ WIDTHS = {
     torch.float32: (2050, 4100, 12288, 30000, 65536, 200000),
 }
 # Widths the early fetch reaches: into registers up to 256 threads a row (bf16 to 8192, fp32 to
-# 4096: 16-byte packs, narrow ones, the peeled rows at every head length at 2049); past it
-# staged within 32 KB of parameters a block where the part staged is whole 16-byte chunks
-# (rms_norm's bf16 12288), prefetched towards L2 where a block's parameters pass 32 KB
-# (layer_norm's bf16 12288, fp32 12288: the 1024-thread instances). The early pass runs these
-# only, so racecheck stays within its cut.
+# 4096: 16-byte packs, narrow ones, the peeled rows at every head length at 2049), and at 512
+# threads in unpeeled rows of parameters as wide as the row's elements (bf16 12288, fp32
+# 8192); past it staged within 32 KB of parameters a block where the part staged is whole
+# 16-byte chunks, prefetched towards L2 where a block's parameters pass 32 KB (fp32 12288:
+# the 1024-thread instances). The early pass runs these only, so racecheck stays within its
+# cut.
 OPS = ("layer_norm", "rms_norm", "softmax", "add_layer_norm", "add_rms_norm")
 STAGED_WIDTHS = {torch.bfloat16: (33, 1000, 2049, 2050, 4096, 4100, 12288),
-                 torch.float32: (2050, 4100, 12288)}
+                 torch.float32: (2050, 4100, 8192, 12288)}
 
 
 def cases(n: int, dtype: torch.dtype):

@@ -165,6 +165,8 @@ def test_parameters_early_match_the_ones_read_late(op):
     cases = [(torch.bfloat16, torch.bfloat16, 1, 4096, 0), (torch.bfloat16, torch.float32, 300, 4096, 0),
              (torch.float16, torch.float16, 5, 2050, 1), (torch.float32, torch.float32, 64, 3072, 0),
              (torch.bfloat16, torch.bfloat16, 40, 8192, 0),
+             # 512-thread rows whose parameters fit registers: fp32 8192, bf16 16384
+             (torch.float32, torch.float32, 1, 8192, 0), (torch.bfloat16, torch.bfloat16, 8, 16384, 0),
              # 64-thread rows: their late add_rms_norm kernels run capped at 64 registers
              (torch.float32, torch.float32, 200, 768, 0), (torch.bfloat16, torch.bfloat16, 100, 2048, 0)]
     for dtype, pdtype, rows, n, offset in cases:

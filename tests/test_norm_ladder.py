@@ -72,11 +72,14 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
 # bf16 (a block a row), 300 of 4096; 264 and 265 rows of 768 (4 rows a block: 66 and 67
 # blocks); the narrow packs (4100, 2050 with the peel off, 4097 in 2-byte packs), the peeled
 # rows (4100, 2050, 772 with heads differing row to row) and parameters off 16 bytes
-# (param_offset) alike. 4100 rows of 8192, 5003 of 768 are past the wave (read late). Wider
-# rows (fp32 8192: 512 threads), and LayerNorm's rows at every width, stage within half a
+# (param_offset) alike. 4100 rows of 8192, 5003 of 768 are past the wave (read late). At 512
+# threads a row, unpeeled rows whose parameters are as wide as the row's elements (fp32
+# 4097-8192, 16-bit 8193-16384) load them into registers too, within one wave (1 block an SM:
+# 1, 131, 132 rows; 133 and 300 past it). Wider rows, 16-bit rows of fp32 parameters at 512
+# threads (bf16 x fp32 16384) and the peeled ones (fp32 6150), stage within half a
 # wave (66 blocks), within 32 KB a block, where the parameters start 16-byte aligned and the
-# part staged is whole 16-byte chunks, and prefetch towards L2 otherwise (layer_norm's fp32
-# 8192: 64 KB; its peeled rows, its parameters off 16 bytes).
+# part staged is whole 16-byte chunks, and prefetch towards L2 otherwise (layer_norm's
+# bf16 x fp32 16384: 128 KB; peeled rows, parameters off 16 bytes).
 # (dtype, param dtype, rows, N, param_offset, peel mode: 1 the rule, 0 narrow packs,
 # 2 peeled)
 STAGE_CASES = [
@@ -89,6 +92,13 @@ STAGE_CASES = [
     (torch.bfloat16, torch.bfloat16, 265, 768, 0, 1),
     (torch.bfloat16, torch.bfloat16, 5003, 768, 0, 1),
     (torch.float32, torch.float32, 3, 8192, 0, 1),
+    (torch.float32, torch.float32, 1, 6144, 0, 1),
+    (torch.float32, torch.float32, 132, 8192, 0, 1),
+    (torch.float32, torch.float32, 133, 8192, 0, 1),
+    (torch.bfloat16, torch.bfloat16, 131, 16384, 0, 1),
+    (torch.float16, torch.float16, 300, 12288, 0, 1),
+    (torch.bfloat16, torch.float32, 3, 16384, 0, 1),
+    (torch.float32, torch.float32, 2, 6150, 0, 2),
     (torch.float16, torch.float16, 131, 2048, 0, 1),
     (torch.bfloat16, torch.bfloat16, 6, 4100, 0, 1),
     (torch.bfloat16, torch.float32, 3, 4100, 0, 1),

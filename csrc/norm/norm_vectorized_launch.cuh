@@ -116,7 +116,7 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
   const NormParamFetch fetch = norm_param_stage();
   if (params == 0 || fetch == NormParamFetch::kLate) return {};
   constexpr int kVec = kPackBytes / static_cast<int>(sizeof(scalar_t));
-  if constexpr (kNormParamsInRegisters<kThreads, 1, true>) {
+  if constexpr (kNormParamsInRegisters<param_t, kThreads, kVecs, kVec, 1, kPeel, true>) {
     // Into registers (kernels/v04_vectorized.cuh): any alignment, any width,
     // peeled rows too; `elems` only says so, no shared memory. Up to one
     // wave of the instance, not half: no block copies anything again, and

@@ -82,9 +82,10 @@ constexpr int kNormMaxParamStageBytes = 32 * 1024;
 // stores, and no copy to repeat in each block (staging's cost past one wave).
 // The early instances are uncapped (1 block an SM at least), so the registers
 // this takes fit up to 256 threads a row (255 a thread); at 512 and 1024 the
-// cap is 128 and 64, and those stage instead. Measured before it (H200, bf16
-// rms_norm 1 x 4096, kernel timer): staged 5.41 us, no weight 4.90, Liger
-// 4.16 (benchmarks/results/tune/norm_latency_probe_packs_w4096_h200.json).
+// cap is 128 and 64: 512 takes the narrower parameters (below), the rest
+// stage. Measured before it (H200, bf16 rms_norm 1 x 4096, kernel timer):
+// staged 5.41 us, no weight 4.90, Liger 4.16
+// (benchmarks/results/tune/norm_latency_probe_packs_w4096_h200.json).
 // LayerNorm's weight and bias too (2026-12-05, not yet run on a GPU). Its
 // first register path ran slower than staging at every grid under 512 rows,
 // most at one row (H200, bf16, us, staged at a8f8bca -> registers at fad1b2d):
@@ -98,20 +99,36 @@ constexpr int kNormMaxParamStageBytes = 32 * 1024;
 // before the first use of any (126 registers, no stack), and the staged
 // instances' ~500 instructions of cp.async and prefetch code before the
 // row's first load (instruction 516 of the staged 1 x 4096 kernel) are gone.
+// At 512 threads (128 registers a thread) too, where a parameter's packs take
+// 16 registers a thread at most, in unpeeled rows: the rows of 16-bit or fp32
+// parameters of their own width (fp32 4097-8192 columns, 16-bit 8193-16384)
+// in packs of 4-16 bytes. ptxas (sm_90a): fp32 layer_norm 96 registers,
+// add_layer_norm 128, no stack; with twice that (16-bit rows with fp32
+// parameters, fp32 rows of 8 packs a thread, 16-bit rows in 2-byte packs, a
+// register each) it spilled 6-96 bytes, and fp32 add_layer_norm's peeled
+// rows 8. Those stage or prefetch as before. At 8192 fp32 columns
+// layer_norm's 64 KB of parameters are more than a block stages: they were
+// prefetched to L2 and read after the reductions.
 constexpr int kNormMaxRegisterParamThreads = 256;
-template <int kThreads, int kCluster, bool kEarly>
+constexpr int kNormWideRegisterParamThreads = 512, kNormWideRegisterParamWords = 16;
+template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster, bool kPeel,
+          bool kEarly>
 inline constexpr bool kNormParamsInRegisters =
-    kEarly && kCluster == 1 && kThreads <= kNormMaxRegisterParamThreads;
+    kEarly && kCluster == 1 &&
+    (kThreads <= kNormMaxRegisterParamThreads ||
+     (kThreads <= kNormWideRegisterParamThreads && !kPeel &&
+      kNormVecs * ((kVec * static_cast<int>(sizeof(param_t)) + 3) / 4) <=
+          kNormWideRegisterParamWords));
 // Whether an early-parameter instance (kEarly) can stage its parameters in
 // shared memory (the kernel's comment at its copies says why the peeled and
 // the wide ones do not); the launcher asks the same, so it stages nothing for
 // an instance without it and prefetches towards L2 instead.
-// Since the early instances of up to kNormMaxRegisterParamThreads threads a
-// row load the parameters into registers instead (kNormParamsInRegisters),
-// only the wider ones stage.
+// Since the early instances that can load the parameters into registers do
+// so instead (kNormParamsInRegisters), only the others stage.
 template <typename param_t, int kThreads, int kNormVecs, int kVec, int kCluster, bool kPeel>
 inline constexpr bool kNormStagesParams =
-    kCluster == 1 && !kPeel && kThreads > kNormMaxRegisterParamThreads &&
+    kCluster == 1 && !kPeel &&
+    !kNormParamsInRegisters<param_t, kThreads, kNormVecs, kVec, kCluster, kPeel, true> &&
     (kThreads / 2) * kNormVecs * kVec * static_cast<int>(sizeof(param_t)) <=
         kNormMaxParamStageBytes;
 // Blocks an SM must hold: 64 registers a thread at most. Left to itself
@@ -306,7 +323,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // bf16 rms_norm against 7.17 prefetched (H200), a lead for a part-chunk
   // copied another way. Nor an instance whose narrowest row (past half its
   // threads' packs) holds more parameter bytes than a block stages.
-  constexpr bool kRegParams = kNormParamsInRegisters<kThreads, kCluster, kEarly>;
+  constexpr bool kRegParams =
+      kNormParamsInRegisters<param_t, kThreads, kNormVecs, kVec, kCluster, kPeel, kEarly>;
   constexpr bool kCanStage =
       kEarly && kNormStagesParams<param_t, kThreads, kNormVecs, kVec, kCluster, kPeel>;
   extern __shared__ __align__(16) unsigned char param_stage[];

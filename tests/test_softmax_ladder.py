@@ -183,17 +183,22 @@ def test_widths_off_the_16_byte_pack_on_every_rung(dtype):
 @pytest.mark.cuda
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="thread-block clusters are built for sm_90a only")
-@pytest.mark.parametrize("n, many_kernel", [(32000, "softmax_online_kernel"),
-                                             (50257, "softmax_staged_kernel")])
-def test_few_wide_rows_go_over_a_cluster(n, many_kernel):
+@pytest.mark.parametrize("dtype, n, few_kernel, many_kernel", [
+    (torch.bfloat16, 32000, "softmax_online_kernel", "softmax_online_kernel"),
+    (torch.bfloat16, 32001, "softmax_online_kernel", "softmax_online_kernel"),  # peeled
+    (torch.float32, 32000, "softmax_cluster_kernel", "softmax_online_kernel"),
+    (torch.bfloat16, 50257, "softmax_cluster_kernel", "softmax_staged_kernel")])
+def test_few_wide_rows_go_over_a_cluster(dtype, n, few_kernel, many_kernel):
     """8 rows of a vocabulary: auto splits each over a cluster of CTAs (8 blocks would
-    leave the other SMs idle); a full batch of them stays one block a row (online at
-    32000; past 32768 16-bit columns, where online needs 1024 threads a row, staged)."""
-    few = torch.randn(8, n, device="cuda", dtype=torch.bfloat16) * 4
+    leave the other SMs idle), except 16-bit rows online holds in 512-thread blocks (up to
+    32768 columns), which ran faster a block a row; a full batch of them stays one block a
+    row (online at 32000; past 32768 16-bit columns, where online needs 1024 threads a row,
+    staged)."""
+    few = torch.randn(8, n, device="cuda", dtype=dtype) * 4
     names = kernels_run(lambda: torch_memopt.softmax(few, -1))
-    assert len(names) == 1 and "softmax_cluster_kernel" in names[0], names
+    assert len(names) == 1 and few_kernel in names[0], names
     assert rel_error(torch_memopt.softmax(few, -1), torch.softmax(few.double(), -1)) < 1e-2
-    many = torch.randn(512, n, device="cuda", dtype=torch.bfloat16)
+    many = torch.randn(512, n, device="cuda", dtype=dtype)
     names = kernels_run(lambda: torch_memopt.softmax(many, -1))
     assert len(names) == 1 and many_kernel in names[0], names
     assert rel_error(torch_memopt.softmax(many, -1), torch.softmax(many.double(), -1)) < 1e-2

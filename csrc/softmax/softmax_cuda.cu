@@ -90,6 +90,23 @@ bool few_wide_rows(const SoftmaxRows& p, Capability cap, bool packed) {
   return p.outer * kSoftmaxCluster <= static_cast<int64_t>(per_sm) * sm_count();
 }
 
+// 16-bit rows online holds in blocks of 512 threads (8 packs a thread).
+constexpr int64_t kOnline512Elems = 512 * kWideRowVecs * 8;
+
+// Whether auto sends few wide rows over a cluster (few_wide_rows), except the
+// 16-bit rows that online's 16-byte packs (peeled or not) hold in 512-thread
+// blocks: there online's block a row was 3-10% faster at 1-8 rows and equal
+// at 64 (H100, 2026-12-06 night, us, cluster -> online: bf16 1 / 8 x 32000
+// 8.93 / 9.18 -> 8.64 / 8.90, x 32001 10.1 / 10.4 -> 9.30 / 9.38), where
+// fp32 at 32000 still gains 19% from the cluster (10.8 -> 8.77) and bf16 at
+// 50257 (1024 threads a row) 21% (13.1 -> 10.3;
+// benchmarks/results/tune/norm-grid_softmax_few_rows_32000_h100.json). Rows
+// only one-element packs read are not measured: they keep the cluster.
+bool cluster_beats_online(const SoftmaxRows& p, Capability cap, bool packed) {
+  return few_wide_rows(p, cap, packed) &&
+         !(packed && p.input.element_size() == 2 && p.dim_size <= kOnline512Elems);
+}
+
 // staged (v06_staged.cuh) rather than online for many 16-bit rows that
 // online holds only with 1024 threads, one block an SM (past 32768 columns),
 // whose two buffers fit one block's shared memory: 512 / 2048 x 50257 bf16
@@ -109,7 +126,6 @@ int staged_ctas(const SoftmaxRows& p, Capability cap) {
 }
 
 bool staged_beats_online(const SoftmaxRows& p, Capability cap) {
-  constexpr int64_t kOnline512Elems = 512 * kWideRowVecs * 8;  // 16-bit, 8 packs a thread
   const int64_t sms = sm_count();
   if (p.input.element_size() == 2) {
     return p.dim_size > kOnline512Elems && p.outer >= 2 * sms && staged_ctas(p, cap) == 1;
@@ -135,7 +151,8 @@ bool held_rows(const SoftmaxRows& p, Capability cap) {
 }
 
 // auto, for a softmax over the last dim: cluster for few wide rows
-// (few_wide_rows); staged for many 16-bit rows past 32768 columns, and fp32
+// (few_wide_rows), but for packed 16-bit rows of up to 32768 columns
+// (cluster_beats_online); staged for many 16-bit rows past 32768 columns, and fp32
 // rows past online's registers that two CTAs hold (staged_beats_online);
 // cluster for many 16-bit rows past online's registers (held_rows);
 // online where its 16-byte packs fit the row, except
@@ -160,7 +177,7 @@ std::string auto_rung(const SoftmaxRows& p, Capability cap) {
   // Rows the peeled kernel reads count as packed: only one-element packs
   // past online's registers were left with block_smem.
   const bool packed = online_ready(p) || peel_ready(p);
-  if ((packed || narrow_ready(p)) && few_wide_rows(p, cap, packed)) return "cluster";
+  if ((packed || narrow_ready(p)) && cluster_beats_online(p, cap, packed)) return "cluster";
   if (ampere_or_newer(cap) && staged_beats_online(p, cap)) return "staged";
   if (held_rows(p, cap)) return "cluster";
   if (online_ready(p)) {

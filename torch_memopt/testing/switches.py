@@ -4,7 +4,7 @@ after, for the tests, the sanitizer script and the tuning probes:
 - ``param_stage``: ``_C._set_norm_param_stage``, how the vectorized norm kernel fetches
   weight and bias at small grids: ``LATE`` (or False) after the reductions, ``EARLY`` (or
   True, the default) into registers with the row (up to 256 threads a row, and 512 where a
-  parameter's packs are 64 bytes a thread, unpeeled), else staged in
+  parameter's packs take 16 registers a thread, unpeeled), else staged in
   shared memory or prefetched towards L2 where it cannot stage, ``PREFETCH`` prefetched
   only (read late where ``EARLY`` would hold them in registers);
 - ``peel``: ``_C._set_norm_peel``, which kernel rows off the 16-byte pack take: 0 the

@@ -40,23 +40,6 @@ inline int once_per_device(std::atomic<int> (&cache)[kMaxDevices], int fallback,
   return n;
 }
 
-// `set(device)` (a function attribute: per device), until it succeeds once on
-// each device: `seen` is the caller's bitmask of devices already set. False,
-// with the runtime's error cleared, where it fails (a later launch check reads
-// only that launch's error).
-template <typename Set>
-inline bool once_per_device_set(std::atomic<unsigned long long>& seen, Set set) {
-  const int device = std::max(current_device_slot(), 0);
-  const unsigned long long bit = 1ull << device;
-  if (seen.load(std::memory_order_relaxed) & bit) return true;
-  if (set() != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  seen.fetch_or(bit, std::memory_order_relaxed);
-  return true;
-}
-
 // An attribute of the current device, asked of the driver once per device
 // (`fallback` where it cannot say).
 template <cudaDeviceAttr kAttr>
@@ -102,11 +85,18 @@ inline int resident_blocks_per_sm(Kernel kernel, int threads,
 // device, once per device (the attribute is per device; the call costs a
 // driver round trip that a 10 us decode-shape launch should not pay every
 // time). `seen` is the caller's per-kernel bitmask of devices already set.
+// Where the call fails it is tried again next time, with the runtime's error
+// cleared (a later launch check reads only that launch's error).
 template <typename Kernel>
 inline void opt_in_shared_memory(Kernel kernel, int bytes, std::atomic<unsigned long long>& seen) {
-  (void)once_per_device_set(seen, [&] {
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  });
+  const unsigned long long bit = 1ull << std::max(current_device_slot(), 0);
+  if (seen.load(std::memory_order_relaxed) & bit) return;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  seen.fetch_or(bit, std::memory_order_relaxed);
 }
 
 }  // namespace memopt

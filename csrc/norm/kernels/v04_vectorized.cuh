@@ -117,8 +117,7 @@ inline constexpr bool kNormParamsInRegisters =
     kEarly && kCluster == 1 &&
     (kThreads <= kNormMaxRegisterParamThreads ||
      (kThreads <= kNormWideRegisterParamThreads && !kPeel &&
-      kNormVecs * ((kVec * static_cast<int>(sizeof(param_t)) + 3) / 4) <=
-          kNormWideRegisterParamWords));
+      kNormVecs * PackWords<param_t, kVec>::kWords <= kNormWideRegisterParamWords));
 // Whether an early-parameter instance (kEarly) can stage its parameters in
 // shared memory (the kernel's comment at its copies says why the peeled and
 // the wide ones do not); the launcher asks the same, so it stages nothing for

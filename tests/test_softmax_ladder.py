@@ -19,7 +19,11 @@ from cuda_kernels import kernels_run
 from torch_memopt.testing import fuzz
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
-SHAPES = [(5, 33), (37, 197), (11, 500), (9, 1000), (7, 4096), (3, 20000), (2, 65536), (1, 262144)]
+# Up to a row an SM (132), online holds 16-bit rows of 16385-32768 columns as floats
+# (1024 threads); 140 x 20000 as loaded (512 threads); 200 x 1000 and 150 x 4096 more
+# rows than SMs at the narrower widths.
+SHAPES = [(5, 33), (37, 197), (11, 500), (9, 1000), (7, 4096), (3, 20000), (2, 65536), (1, 262144),
+          (200, 1000), (150, 4096), (140, 20000)]
 DTYPES = [pytest.param(d, id=str(d)[6:]) for d in (torch.float32, torch.float16, torch.bfloat16)]
 
 
@@ -51,7 +55,7 @@ def test_every_rung_at_every_path(dtype):
 
 @requires_cuda
 @pytest.mark.cuda
-@pytest.mark.parametrize("n", [1000, 4096, 65536, 2049, 50257])
+@pytest.mark.parametrize("n", [1000, 4096, 32000, 65536, 2049, 50257])
 def test_nan_inf_and_all_minus_inf_rows_match_torch(n):
     x = torch.randn(5, n, device="cuda", dtype=torch.bfloat16)
     x[1, 7] = float("nan")
@@ -179,19 +183,25 @@ def test_widths_off_the_16_byte_pack_on_every_rung(dtype):
     assert not failures, "\n".join(failures)
 
 
+# online's 16-bit rows of 16385-32768 columns: 1024 threads of 4 float packs while
+# every row has an SM of its own, else 512 threads of 8 packs as loaded.
+ONLINE_FEW = "softmax_online_kernel<c10::BFloat16, c10::BFloat16, 1024, 4, false, 16"
+ONLINE_MANY = "softmax_online_kernel<c10::BFloat16, c10::BFloat16, 512, 8, true, 16"
+
+
 @requires_cuda
 @pytest.mark.cuda
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="thread-block clusters are built for sm_90a only")
 @pytest.mark.parametrize("dtype, n, few_kernel, many_kernel", [
-    (torch.bfloat16, 32000, "softmax_online_kernel", "softmax_online_kernel"),
-    (torch.bfloat16, 32001, "softmax_online_kernel", "softmax_online_kernel"),  # peeled
+    (torch.bfloat16, 32000, ONLINE_FEW, ONLINE_MANY),
+    (torch.bfloat16, 32001, ONLINE_FEW, ONLINE_MANY),  # peeled
     (torch.float32, 32000, "softmax_cluster_kernel", "softmax_online_kernel"),
     (torch.bfloat16, 50257, "softmax_cluster_kernel", "softmax_staged_kernel")])
 def test_few_wide_rows_go_over_a_cluster(dtype, n, few_kernel, many_kernel):
     """8 rows of a vocabulary: auto splits each over a cluster of CTAs (8 blocks would
-    leave the other SMs idle), except 16-bit rows online holds in 512-thread blocks (up to
-    32768 columns), which ran faster a block a row; a full batch of them stays one block a
+    leave the other SMs idle), except 16-bit rows online holds in one block (up to 32768
+    columns), which ran faster a block a row; a full batch of them stays one block a
     row (online at 32000; past 32768 16-bit columns, where online needs 1024 threads a row,
     staged)."""
     few = torch.randn(8, n, device="cuda", dtype=dtype) * 4

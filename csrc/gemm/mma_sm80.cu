@@ -5,6 +5,7 @@
 // No ATen headers: the caller (gemm_cuda.cu) checks the launch.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "common/device_info.h"
@@ -37,8 +38,9 @@ template <typename Cfg, typename T, bool kBKMajor, bool kAligned>
 void launch_config(const HalfGemmArgs& p, cudaStream_t stream) {
   constexpr int kSmemBytes = Cfg::kSmemBytes;
   const auto kernel = mma_sm80::gemm_mma_kernel<Cfg, T, kBKMajor, kAligned>;
-  if (kSmemBytes > 48 * 1024) {
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  if constexpr (kSmemBytes > 48 * 1024) {
+    static std::atomic<unsigned long long> opted_in{0};
+    opt_in_shared_memory(kernel, kSmemBytes, opted_in);
   }
   const unsigned grid = static_cast<unsigned>(tile_count(p, Cfg::kBlockM, Cfg::kBlockN));
   kernel<<<grid, Cfg::kThreads, kSmemBytes, stream>>>(p);

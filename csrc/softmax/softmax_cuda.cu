@@ -288,7 +288,8 @@ TORCH_LIBRARY_IMPL(memopt, CUDA, m) { m.impl("softmax", &softmax_cuda); }
 // out, 197-262144 columns). warp_per_row at its three row caches; online at
 // the threads a row those widths take: bfloat16 32 (1000-1024 columns), 128
 // (4096), 512 (16384), and 8 packs a thread as loaded past that (512 threads
-// at 32768, 1024 wider); float32 64, 256, and 8 packs a
+// at 32768, 1024 wider; 1024 threads of 4 float packs at 32768 while rows <=
+// SMs); float32 64, 256, and 8 packs a
 // thread past 8192 columns (512 up to 16384, 1024 at 32768); cluster at 512
 // threads a CTA (up to 131072 columns) and 1024 (262144).
 namespace {
@@ -327,6 +328,8 @@ std::vector<KernelEntry> softmax_kernels() {
        kernel_address(softmax_online_kernel<bf16, bf16, 128, k4>)},
       {"softmax", "online", "bfloat16, 512 threads a row, 4 packs a thread",
        kernel_address(softmax_online_kernel<bf16, bf16, 512, k4>)},
+      {"softmax", "online", "bfloat16, 1024 threads a row, 4 packs a thread (rows <= SMs)",
+       kernel_address(softmax_online_kernel<bf16, bf16, 1024, k4>)},
       {"softmax", "online", "bfloat16, 512 threads a row, 8 packs a thread as loaded",
        kernel_address(softmax_online_kernel<bf16, bf16, 512, k8, true>)},
       {"softmax", "online", "bfloat16, 1024 threads a row, 8 packs a thread as loaded",

@@ -14,6 +14,7 @@
 
 #include "common/cluster_launch.cuh"
 #include "common/cuda_launch.cuh"
+#include "common/device_info.h"
 #include "common/pack.cuh"
 #include "softmax/kernels/v04_online.cuh"
 #include "softmax/kernels/v05_cluster.cuh"
@@ -104,7 +105,10 @@ void launch_online_fewest(const SoftmaxRows& p, int64_t rows, int64_t packs, cud
 }
 
 // The 16-byte online kernel sized to the row: row_vecs packs a thread, and
-// 16-bit rows past 16384 columns 8 packs a thread kept as loaded (kRaw).
+// 16-bit rows past 16384 columns 8 packs a thread kept as loaded (kRaw),
+// except where every row has an SM of its own (rows <= SMs) and 1024 threads
+// hold it as floats (up to 32768 columns): two 512-thread blocks an SM gain
+// nothing there, and the float packs take one e^x an element, not two.
 // kPeel: rows of any width and start (v04_online.cuh), sized by the packs
 // that cover them.
 template <typename in_t, typename out_t, bool kPeel = false>
@@ -119,6 +123,9 @@ void launch_online_sized(const SoftmaxRows& p, int64_t rows, cudaStream_t stream
       return launch_online<in_t, out_t, 1024, kWideRowVecs, false, 16, kPeel>(p, rows, stream);
     }
   } else if (packs > 512 * kRowVecs) {
+    if (packs <= 1024 * kRowVecs && rows <= sm_count()) {
+      return launch_online<in_t, out_t, 1024, kRowVecs, false, 16, kPeel>(p, rows, stream);
+    }
     if (packs <= 512 * kWideRowVecs) {
       return launch_online<in_t, out_t, 512, kWideRowVecs, true, 16, kPeel>(p, rows, stream);
     }

@@ -42,6 +42,10 @@
 // and 46.7 at 8192^3 (0.91x).
 #pragma once
 
+#include <atomic>
+#include <type_traits>
+
+#include "common/device_info.h"
 #include "gemm/kernels/ladder_common.cuh"
 #include "gemm/kernels/tile_order.cuh"
 
@@ -312,20 +316,27 @@ void launch_warptiled(const GemmArgs& p, cudaStream_t stream) {
   const bool vec = !col_major && b_allows_vec4(p);
   const unsigned grid = static_cast<unsigned>(blocks);
   constexpr int kSmemBytes = Cfg::kSmemFloats * static_cast<int>(sizeof(float));
-  const auto launch = [&](auto kernel) {
-    // Past 48 KB a block's dynamic shared memory needs an opt-in, per kernel.
-    if (kSmemBytes > 48 * 1024) {
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  // kVec and kColMajor as types, so that each kernel gets a lambda instance of
+  // its own, and with it its own bitmask of devices opted in (the three
+  // kernels share one function-pointer type).
+  const auto launch = [&](auto vec4, auto col) {
+    constexpr bool kVec = decltype(vec4)::value, kColMajor = decltype(col)::value;
+    const auto kernel = gemm_warptiled_kernel<Cfg, kVec, kColMajor>;
+    // Past 48 KB a block's dynamic shared memory needs an opt-in, per kernel
+    // and device, set once (opt_in_shared_memory).
+    if constexpr (kSmemBytes > 48 * 1024) {
+      static std::atomic<unsigned long long> opted_in{0};
+      opt_in_shared_memory(kernel, kSmemBytes, opted_in);
     }
     kernel<<<grid, Cfg::kThreads, kSmemBytes, stream>>>(p);
   };
   if (col_major) {
     // Column-major B is copied 4 bytes at a time, transposed: no 16-byte path.
-    launch(gemm_warptiled_kernel<Cfg, false, true>);
+    launch(std::false_type{}, std::true_type{});
   } else if (vec) {
-    launch(gemm_warptiled_kernel<Cfg, true, false>);
+    launch(std::true_type{}, std::false_type{});
   } else {
-    launch(gemm_warptiled_kernel<Cfg, false, false>);
+    launch(std::false_type{}, std::false_type{});
   }
 }
 

@@ -107,14 +107,25 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
     merge_online(m, s, m2, s2);
   }
   if constexpr (kWarpsPerRow > 1) {
-    const int warp = threadIdx.x / 32;
-    if (threadIdx.x % 32 == 0) scratch_m[warp] = m, scratch_s[warp] = s;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0) scratch_m[warp] = m, scratch_s[warp] = s;
     __syncthreads();
+    // The row's warps' pairs over lanes (lane l holds warp l % kWarpsPerRow's),
+    // merged by a butterfly within each group of kWarpsPerRow lanes: log2 of
+    // the warps merges deep (5 at 1024 threads) where one lane's loop over
+    // them was kWarpsPerRow - 1 (31), each a max and two e^x in turn.
     const int first = warp / kWarpsPerRow * kWarpsPerRow;
-    m = scratch_m[first];
-    s = scratch_s[first];
+    m = scratch_m[first + lane % kWarpsPerRow];
+    s = scratch_s[first + lane % kWarpsPerRow];
 #pragma unroll
-    for (int w = 1; w < kWarpsPerRow; ++w) merge_online(m, s, scratch_m[first + w], scratch_s[first + w]);
+    for (int offset = kWarpsPerRow / 2; offset > 0; offset >>= 1) {
+      merge_online(m, s, __shfl_xor_sync(0xffffffffu, m, offset),
+                   __shfl_xor_sync(0xffffffffu, s, offset));
+    }
+    // Lanes may differ in the sum's last bit (the merge's FFMA does not
+    // commute); lane 0's pair, which every warp computes alike, is the row's.
+    m = __shfl_sync(0xffffffffu, m, 0);
+    s = __shfl_sync(0xffffffffu, s, 0);
   }
   slice.write(xr, yr, 0, packs, t, m, s);
   if constexpr (kPeel) {

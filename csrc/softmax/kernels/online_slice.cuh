@@ -23,6 +23,18 @@ __device__ __forceinline__ void merge_online(float& m, float& s, float m2, float
   m = mx;
 }
 
+// merge_online over each group of kLanes lanes (a power of two up to 32), by a
+// butterfly: every lane of a group ends with its group's pair, to within the
+// last bit of the sum (the merge's FFMA does not commute).
+template <int kLanes>
+__device__ __forceinline__ void merge_online_over_lanes(float& m, float& s) {
+#pragma unroll
+  for (int offset = kLanes / 2; offset > 0; offset >>= 1) {
+    merge_online(m, s, __shfl_xor_sync(0xffffffffu, m, offset),
+                 __shfl_xor_sync(0xffffffffu, s, offset));
+  }
+}
+
 // The pack held in `words`, as a copy the compiler cannot tie to the words'
 // earlier uses: an empty asm claims to rewrite each word (no instruction is
 // emitted). For the packs kept as loaded, as 4 32-bit words: held as bf16

@@ -100,12 +100,7 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
   }
   // Across the row's threads: lanes by shuffles (within each group of kThreads
   // lanes when a warp holds several rows), warps through shared memory.
-#pragma unroll
-  for (int offset = (kThreads < 32 ? kThreads : 32) / 2; offset > 0; offset >>= 1) {
-    const float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-    const float s2 = __shfl_xor_sync(0xffffffffu, s, offset);
-    merge_online(m, s, m2, s2);
-  }
+  merge_online_over_lanes<(kThreads < 32 ? kThreads : 32)>(m, s);
   if constexpr (kWarpsPerRow > 1) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (lane == 0) scratch_m[warp] = m, scratch_s[warp] = s;
@@ -117,13 +112,9 @@ __global__ void __launch_bounds__(kThreads < kSoftmaxMinBlock ? kSoftmaxMinBlock
     const int first = warp / kWarpsPerRow * kWarpsPerRow;
     m = scratch_m[first + lane % kWarpsPerRow];
     s = scratch_s[first + lane % kWarpsPerRow];
-#pragma unroll
-    for (int offset = kWarpsPerRow / 2; offset > 0; offset >>= 1) {
-      merge_online(m, s, __shfl_xor_sync(0xffffffffu, m, offset),
-                   __shfl_xor_sync(0xffffffffu, s, offset));
-    }
-    // Lanes may differ in the sum's last bit (the merge's FFMA does not
-    // commute); lane 0's pair, which every warp computes alike, is the row's.
+    merge_online_over_lanes<kWarpsPerRow>(m, s);
+    // Lanes may differ in the sum's last bit; lane 0's pair, which every warp
+    // computes alike, is the row's.
     m = __shfl_sync(0xffffffffu, m, 0);
     s = __shfl_sync(0xffffffffu, s, 0);
   }

@@ -78,22 +78,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
     slice.reduce(xr, first, last, t, m, s);
 
     // The CTA's pair: lanes by shuffles, warps through shared memory.
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      merge_online(m, s, __shfl_xor_sync(0xffffffffu, m, offset),
-                   __shfl_xor_sync(0xffffffffu, s, offset));
-    }
+    merge_online_over_lanes<32>(m, s);
     if (t % 32 == 0) warp_m[t / 32] = m, warp_s[t / 32] = s;
     __syncthreads();
     // Warp 0 merges the warps' pairs by a butterfly (5 merges deep at 32 warps,
     // where one thread's loop was 31, each a max and two e^x in turn).
     if (t < 32) {
       float cm = t < kWarps ? warp_m[t] : -INFINITY, cs = t < kWarps ? warp_s[t] : 0.f;
-#pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) {
-        merge_online(cm, cs, __shfl_xor_sync(0xffffffffu, cm, offset),
-                     __shfl_xor_sync(0xffffffffu, cs, offset));
-      }
+      merge_online_over_lanes<32>(cm, cs);
       if (t == 0) cta_pair[0] = cm, cta_pair[1] = cs;
     }
     // Every CTA's pair is written before any is read (release / acquire at

@@ -71,7 +71,7 @@
 #include "common/fast_exp.cuh"
 #include "common/nan_max.h"
 #include "common/pack.cuh"
-#include "softmax/kernels/online_slice.cuh"  // merge_online
+#include "softmax/kernels/online_slice.cuh"  // merge_online(_over_lanes)
 
 namespace memopt {
 
@@ -239,21 +239,13 @@ __global__ void __launch_bounds__(kThreads)
       });
     }
     // The block's pair: lanes, then the warps' pairs through warp 0.
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      merge_online(m, s, __shfl_xor_sync(0xffffffffu, m, offset),
-                   __shfl_xor_sync(0xffffffffu, s, offset));
-    }
+    merge_online_over_lanes<32>(m, s);
     if (lane == 0) warp_m[warp] = m, warp_s[warp] = s;
     __syncthreads();
     if (warp == 0) {
       m = lane < kWarps ? warp_m[lane] : -INFINITY;
       s = lane < kWarps ? warp_s[lane] : 0.f;
-#pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) {
-        merge_online(m, s, __shfl_xor_sync(0xffffffffu, m, offset),
-                     __shfl_xor_sync(0xffffffffu, s, offset));
-      }
+      merge_online_over_lanes<32>(m, s);
       if (lane == 0) row_pair[buf][0] = m, row_pair[buf][1] = s;
     }
     float row_m, row_s;

@@ -81,17 +81,19 @@ inline int resident_blocks_per_sm(Kernel kernel, int threads,
   });
 }
 
-// Raises `kernel`'s dynamic shared-memory limit to `bytes` on the current
+// Raises kKernel's dynamic shared-memory limit to `bytes` on the current
 // device, once per device (the attribute is per device; the call costs a
 // driver round trip that a 10 us decode-shape launch should not pay every
-// time). `seen` is the caller's per-kernel bitmask of devices already set.
+// time). Each kernel has its own bitmask of devices already set, this
+// template's static: a caller names the kernel and keeps no state.
 // Where the call fails it is tried again next time, with the runtime's error
 // cleared (a later launch check reads only that launch's error).
-template <typename Kernel>
-inline void opt_in_shared_memory(Kernel kernel, int bytes, std::atomic<unsigned long long>& seen) {
+template <auto kKernel>
+inline void opt_in_shared_memory_once(int bytes) {
+  static std::atomic<unsigned long long> seen{0};
   const unsigned long long bit = 1ull << std::max(current_device_slot(), 0);
   if (seen.load(std::memory_order_relaxed) & bit) return;
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
+  if (cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
       cudaSuccess) {
     (void)cudaGetLastError();
     return;

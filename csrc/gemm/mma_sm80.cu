@@ -37,11 +37,8 @@ int64_t tile_count(const HalfGemmArgs& p, int64_t block_m, int64_t block_n) {
 template <typename Cfg, typename T, bool kBKMajor, bool kAligned>
 void launch_config(const HalfGemmArgs& p, cudaStream_t stream) {
   constexpr int kSmemBytes = Cfg::kSmemBytes;
-  const auto kernel = mma_sm80::gemm_mma_kernel<Cfg, T, kBKMajor, kAligned>;
-  if constexpr (kSmemBytes > 48 * 1024) {
-    static std::atomic<unsigned long long> opted_in{0};
-    opt_in_shared_memory(kernel, kSmemBytes, opted_in);
-  }
+  constexpr auto kernel = mma_sm80::gemm_mma_kernel<Cfg, T, kBKMajor, kAligned>;
+  if constexpr (kSmemBytes > 48 * 1024) opt_in_shared_memory_once<kernel>(kSmemBytes);
   const unsigned grid = static_cast<unsigned>(tile_count(p, Cfg::kBlockM, Cfg::kBlockN));
   kernel<<<grid, Cfg::kThreads, kSmemBytes, stream>>>(p);
 }

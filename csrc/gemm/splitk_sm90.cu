@@ -70,10 +70,9 @@ void launch_typed(const HalfGemmArgs& p, int splits, cudaStream_t stream) {
   Params params{p.bias, p.out, p.M, p.N, 0, k_tiles, p.act};
   params.k_tiles_per_split = static_cast<int>(ceil_div(k_tiles, splits));
 
-  const auto kernel = gemm_splitk_kernel<T, kTok, kWKMajor, kStages, kBoxes>;
+  constexpr auto kernel = gemm_splitk_kernel<T, kTok, kWKMajor, kStages, kBoxes>;
   constexpr int kSmem = smem_bytes<kTok, kStages, kBoxes>();
-  static std::atomic<unsigned long long> opted_in{0};
-  opt_in_shared_memory(kernel, kSmem, opted_in);
+  opt_in_shared_memory_once<kernel>(kSmem);
   // The splits of one tile form a cluster: they reduce through distributed shared memory.
   ClusterLaunch cluster(dim3(static_cast<unsigned>(row_tiles), static_cast<unsigned>(splits),
                              static_cast<unsigned>(token_tiles)),

@@ -49,10 +49,9 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
       kStaged > 0 ? make_tma_map(p.out, p.dtype, p.M, p.N, p.N, 64, Tl::kOutBoxCols,
                                  Tl::kOutSwizzled ? TmaSwizzle::bytes128 : TmaSwizzle::none)
                   : map_a;
-  const auto kernel = gemm_wgmma_kernel<T, Tl, kBKMajor, kClusterM, kStaged, kStreamK>;
+  constexpr auto kernel = gemm_wgmma_kernel<T, Tl, kBKMajor, kClusterM, kStaged, kStreamK>;
   constexpr int kSmemBytes = Tl::template smem_bytes<kStaged>();
-  static std::atomic<unsigned long long> opted_in{0};
-  opt_in_shared_memory(kernel, kSmemBytes, opted_in);
+  opt_in_shared_memory_once<kernel>(kSmemBytes);
   KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
   args.group_rows = wgmma_group_rows();
   if constexpr (kStreamK) {

@@ -84,9 +84,8 @@ void launch_pingpong_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   const int64_t tiles = ((p.M + kBlockM - 1) / kBlockM) * ((p.N + kBlockN - 1) / kBlockN);
   // Two consumers a block: a block takes at least two tiles when there are enough.
   const int64_t grid = std::min<int64_t>((tiles + 1) / 2, sm_count());
-  const auto kernel = gemm_pingpong_kernel<T, kBKMajor>;
-  static std::atomic<unsigned long long> opted_in{0};
-  opt_in_shared_memory(kernel, kSmemBytes, opted_in);
+  constexpr auto kernel = gemm_pingpong_kernel<T, kBKMajor>;
+  opt_in_shared_memory_once<kernel>(kSmemBytes);
   const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
   kernel<<<static_cast<unsigned>(grid), kThreads, kSmemBytes, stream>>>(map_a, map_b, map_out, args);
 }

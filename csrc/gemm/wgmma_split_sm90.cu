@@ -35,9 +35,8 @@ void launch_typed(const HalfGemmArgs& p, cudaStream_t stream) {
   // Every CTA gets at least one k-tile: 9 k-tiles in 4 splits are 3 + 3 + 3.
   const int kps = (k_tiles + splits - 1) / splits;
   splits = (k_tiles + kps - 1) / kps;
-  const auto kernel = gemm_wgmma_split_kernel<T, kBKMajor>;
-  static std::atomic<unsigned long long> opted_in{0};
-  opt_in_shared_memory(kernel, kSplitSmemBytes, opted_in);
+  constexpr auto kernel = gemm_wgmma_split_kernel<T, kBKMajor>;
+  opt_in_shared_memory_once<kernel>(kSplitSmemBytes);
   const KernelArgs args{p.out, p.bias, p.M, p.N, p.K, p.act};
   ClusterLaunch cluster(dim3(static_cast<unsigned>(tiles * splits)), dim3(kThreads),
                         dim3(static_cast<unsigned>(splits)), stream, kSplitSmemBytes);
@@ -61,9 +60,8 @@ int cluster_fits(int splits) {
   if (splits < 1 || splits > kMaxSplits) return 0;
   // 0 where the runtime cannot say: the plan falls back to sm_count / splits.
   return once_per_device(cache[splits], 0, [&](int) {
-    const auto kernel = gemm_wgmma_split_kernel<__nv_bfloat16, true>;
-    static std::atomic<unsigned long long> opted_in{0};
-    opt_in_shared_memory(kernel, kSplitSmemBytes, opted_in);
+    constexpr auto kernel = gemm_wgmma_split_kernel<__nv_bfloat16, true>;
+    opt_in_shared_memory_once<kernel>(kSplitSmemBytes);
     ClusterLaunch cluster(dim3(static_cast<unsigned>(splits * sm_count())), dim3(kThreads),
                           dim3(static_cast<unsigned>(splits)), nullptr, kSplitSmemBytes);
     return cluster.max_active_clusters(kernel);

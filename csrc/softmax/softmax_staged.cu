@@ -56,9 +56,8 @@ template <typename in_t, typename out_t, int kCluster>
 void launch_typed(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
   const int64_t smem = buffers_bytes(p, kCluster);
   const int64_t elems = smem / 2 / static_cast<int64_t>(sizeof(in_t));
-  const auto kernel = softmax_staged_kernel<in_t, out_t, kCluster>;
-  static std::atomic<unsigned long long> opted_in{0};
-  opt_in_shared_memory(kernel, shared_memory_per_block_optin() - kStagedStaticBytes, opted_in);
+  constexpr auto kernel = softmax_staged_kernel<in_t, out_t, kCluster>;
+  opt_in_shared_memory_once<kernel>(shared_memory_per_block_optin() - kStagedStaticBytes);
   const in_t* x = p.input.const_data_ptr<in_t>();
   out_t* y = p.out.mutable_data_ptr<out_t>();
   if constexpr (kCluster == 1) {

@@ -304,39 +304,33 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_warptiled
   }
 }
 
+// Launches one of configuration Cfg's three kernels. Past 48 KB a block's
+// dynamic shared memory needs an opt-in, per kernel and device, set once
+// (opt_in_shared_memory_once).
+template <typename Cfg, bool kVec, bool kColMajor>
+void launch_warptiled_kernel(const GemmArgs& p, unsigned grid, cudaStream_t stream) {
+  constexpr int kSmemBytes = Cfg::kSmemFloats * static_cast<int>(sizeof(float));
+  constexpr auto kernel = gemm_warptiled_kernel<Cfg, kVec, kColMajor>;
+  if constexpr (kSmemBytes > 48 * 1024) opt_in_shared_memory_once<kernel>(kSmemBytes);
+  kernel<<<grid, Cfg::kThreads, kSmemBytes, stream>>>(p);
+}
+
 // Launches configuration Cfg: a 1-D grid (the kernel orders its tiles), up to
 // 2^31 - 1 blocks, so no chunking over M.
 template <typename Cfg>
 void launch_warptiled(const GemmArgs& p, cudaStream_t stream) {
   const int64_t blocks =
       static_cast<int64_t>(tiles(p.M, Cfg::kBlockM)) * tiles(p.N, Cfg::kBlockN);
-  const bool col_major = b_is_col_major(p);
-  // Only row-major B is ever copied 16 bytes at a time here (A goes 4 bytes at
-  // a time, transposed), so only B's alignment decides.
-  const bool vec = !col_major && b_allows_vec4(p);
   const unsigned grid = static_cast<unsigned>(blocks);
-  constexpr int kSmemBytes = Cfg::kSmemFloats * static_cast<int>(sizeof(float));
-  // kVec and kColMajor as types, so that each kernel gets a lambda instance of
-  // its own, and with it its own bitmask of devices opted in (the three
-  // kernels share one function-pointer type).
-  const auto launch = [&](auto vec4, auto col) {
-    constexpr bool kVec = decltype(vec4)::value, kColMajor = decltype(col)::value;
-    const auto kernel = gemm_warptiled_kernel<Cfg, kVec, kColMajor>;
-    // Past 48 KB a block's dynamic shared memory needs an opt-in, per kernel
-    // and device, set once (opt_in_shared_memory).
-    if constexpr (kSmemBytes > 48 * 1024) {
-      static std::atomic<unsigned long long> opted_in{0};
-      opt_in_shared_memory(kernel, kSmemBytes, opted_in);
-    }
-    kernel<<<grid, Cfg::kThreads, kSmemBytes, stream>>>(p);
-  };
-  if (col_major) {
+  if (b_is_col_major(p)) {
     // Column-major B is copied 4 bytes at a time, transposed: no 16-byte path.
-    launch(std::false_type{}, std::true_type{});
-  } else if (vec) {
-    launch(std::true_type{}, std::false_type{});
+    launch_warptiled_kernel<Cfg, false, true>(p, grid, stream);
+  } else if (b_allows_vec4(p)) {
+    // Only row-major B is ever copied 16 bytes at a time here (A goes 4 bytes
+    // at a time, transposed), so only B's alignment decides.
+    launch_warptiled_kernel<Cfg, true, false>(p, grid, stream);
   } else {
-    launch(std::false_type{}, std::false_type{});
+    launch_warptiled_kernel<Cfg, false, false>(p, grid, stream);
   }
 }
 

@@ -5,7 +5,6 @@
 // No ATen headers: the caller (gemm_cuda.cu) checks the launch.
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 
 #include "common/device_info.h"

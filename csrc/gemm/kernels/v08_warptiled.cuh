@@ -42,7 +42,6 @@
 // and 46.7 at 8192^3 (0.91x).
 #pragma once
 
-#include <atomic>
 #include <type_traits>
 
 #include "common/device_info.h"

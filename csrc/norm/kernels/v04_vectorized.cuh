@@ -148,6 +148,11 @@ inline constexpr bool kNormStagesParams =
 // (H100, 2026-12-06, bf16 the unchanged control) 512 x 3072 / 4096 / 4100 -11%,
 // 4096 x 768 / 1024 -5 / -7%, the rest of the grid within 1%. Its bf16 rows
 // stay uncapped (they spill 32-56 bytes at 64); fp16 (70 -> 56) is not timed.
+// 16-bit layer_norm's peeled rows (N = 2050 in bf16) are uncapped too: at 64
+// they kept 4 bytes on the stack (16 of reloads), uncapped 72-81 registers
+// and none. Measured (H100, 2026-12-07, A/B in one call, Liger the drift
+// control): bf16 16384 / 4096 / 512 x 2050 -5.5 / -3.3 / -1%, 1-64 rows
+// within the runs' drift; 16384 x 2050 reads 85% of 2048's GB/s (80% capped).
 template <int kThreads>
 inline constexpr int kNormVecMinBlocksPerSm =
     kMinBlocksAt64Registers<(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)>;
@@ -155,7 +160,8 @@ template <typename scalar_t, int kThreads, bool kRms, bool kAdd, int kPackBytes,
           bool kEarly>
 inline constexpr bool kNormUncapped =
     kEarly || (kAdd && !(kPackBytes == 16 && !kPeel && kThreads >= 64 && kThreads <= 256 &&
-                         (kRms || std::is_same_v<scalar_t, float>)));
+                         (kRms || std::is_same_v<scalar_t, float>))) ||
+    (!kRms && sizeof(scalar_t) == 2 && kPeel);
 
 // Whether the kernel keeps its row's packs in registers as loaded (16-bit
 // values two a register, converted to fp32 at each of their 2-3 uses) rather

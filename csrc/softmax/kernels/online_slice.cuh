@@ -35,6 +35,28 @@ __device__ __forceinline__ void merge_online_over_lanes(float& m, float& s) {
   }
 }
 
+// merge_online over a block of kWarps warps (up to 32): each warp's lanes by
+// the butterfly, then the warps' pairs, staged in warp_m / warp_s (kWarps
+// floats of shared memory each), by warp 0's butterfly: 5 merges deep at 32
+// warps, where one thread's loop was 31, each a max and two e^x in turn.
+// After it warp 0's lanes hold the block's pair (the other threads their
+// warp's). One barrier: a caller passes another before it writes warp_m /
+// warp_s again (its next row).
+template <int kWarps>
+__device__ __forceinline__ void merge_online_over_block(float& m, float& s, float* warp_m,
+                                                        float* warp_s) {
+  static_assert(kWarps >= 1 && kWarps <= 32, "warp 0 merges one pair a lane");
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  merge_online_over_lanes<32>(m, s);
+  if (lane == 0) warp_m[warp] = m, warp_s[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    m = lane < kWarps ? warp_m[lane] : -INFINITY;
+    s = lane < kWarps ? warp_s[lane] : 0.f;
+    merge_online_over_lanes<32>(m, s);
+  }
+}
+
 // The pack held in `words`, as a copy the compiler cannot tie to the words'
 // earlier uses: an empty asm claims to rewrite each word (no instruction is
 // emitted). For the packs kept as loaded, as 4 32-bit words: held as bf16

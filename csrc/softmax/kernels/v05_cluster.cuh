@@ -77,17 +77,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksAt64Registers<kThreads>)
     float m, s;
     slice.reduce(xr, first, last, t, m, s);
 
-    // The CTA's pair: lanes by shuffles, warps through shared memory.
-    merge_online_over_lanes<32>(m, s);
-    if (t % 32 == 0) warp_m[t / 32] = m, warp_s[t / 32] = s;
-    __syncthreads();
-    // Warp 0 merges the warps' pairs by a butterfly (5 merges deep at 32 warps,
-    // where one thread's loop was 31, each a max and two e^x in turn).
-    if (t < 32) {
-      float cm = t < kWarps ? warp_m[t] : -INFINITY, cs = t < kWarps ? warp_s[t] : 0.f;
-      merge_online_over_lanes<32>(cm, cs);
-      if (t == 0) cta_pair[0] = cm, cta_pair[1] = cs;
-    }
+    // The CTA's pair, published by thread 0 (in warp 0, which holds it).
+    merge_online_over_block<kWarps>(m, s, warp_m, warp_s);
+    if (t == 0) cta_pair[0] = m, cta_pair[1] = s;
     // Every CTA's pair is written before any is read (release / acquire at
     // cluster scope).
     cluster.sync();

@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(kThreads)
   // (kCluster > 1: this CTA's, read by its peers).
   __shared__ float warp_m[kWarps], warp_s[kWarps], row_pair[2][2];
   in_t* const buffers = reinterpret_cast<in_t*>(staged_smem);
-  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const int t = threadIdx.x;
   // The CTAs of a cluster are consecutive along x and take the same rows.
   const int rank = static_cast<int>(blockIdx.x % kCluster);
   const int64_t step = gridDim.x / kCluster;
@@ -238,16 +238,9 @@ __global__ void __launch_bounds__(kThreads)
         }
       });
     }
-    // The block's pair: lanes, then the warps' pairs through warp 0.
-    merge_online_over_lanes<32>(m, s);
-    if (lane == 0) warp_m[warp] = m, warp_s[warp] = s;
-    __syncthreads();
-    if (warp == 0) {
-      m = lane < kWarps ? warp_m[lane] : -INFINITY;
-      s = lane < kWarps ? warp_s[lane] : 0.f;
-      merge_online_over_lanes<32>(m, s);
-      if (lane == 0) row_pair[buf][0] = m, row_pair[buf][1] = s;
-    }
+    // The block's pair, published by thread 0 (in warp 0, which holds it).
+    merge_online_over_block<kWarps>(m, s, warp_m, warp_s);
+    if (t == 0) row_pair[buf][0] = m, row_pair[buf][1] = s;
     float row_m, row_s;
     if constexpr (kCluster == 1) {
       __syncthreads();

@@ -71,7 +71,7 @@
 #include "common/fast_exp.cuh"
 #include "common/nan_max.h"
 #include "common/pack.cuh"
-#include "softmax/kernels/online_slice.cuh"  // merge_online(_over_lanes)
+#include "softmax/kernels/online_slice.cuh"  // merge_online(_over_block)
 
 namespace memopt {
 

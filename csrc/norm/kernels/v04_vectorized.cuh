@@ -453,6 +453,21 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   const auto bias_at = [&](const auto& words, int j) {
     return !kRms && bias != nullptr ? element_of(words, j) : 0.f;
   };
+  // kPeel: the edges' row elements (and residual's), loaded before the packs'
+  // stores and arithmetic (kEdgesFirst) so that they share the packs' trip to
+  // memory: loaded after the sums' stores (which may alias x, as far as the
+  // compiler knows), the fused add's waited for a second trip.
+  constexpr bool kEdgesFirst = kPeel && (kAdd || kEarly);
+  scalar_t edge_x[2] = {}, edge_residual[2] = {};
+  if constexpr (kEdgesFirst) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      if (!has_edge(i)) continue;
+      const int64_t e = edge_index(i);
+      edge_x[i] = x[row * in_stride + e];
+      if constexpr (kAdd) edge_residual[i] = residual[row * row_length + e];
+    }
+  }
   Cached cache[kNormVecs];
   float sum = 0.f;
   if constexpr (kAdd) {
@@ -484,12 +499,31 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       }
     }
   }
+  // The first pass's statistic: LayerNorm's sum, or in an early RMSNorm
+  // instance (kOnePass) the sum of squares: it has no mean, so one pass is all
+  // it needs. In two (the sum, dead for RMSNorm, then the squares) ptxas left
+  // the peeled 1 x 2050 bf16 kernel's last pack load and its edges' until the
+  // first three packs' squares were summed: a second trip to memory on a
+  // latency-bound row. Summed in the late instances' order (the packs kept,
+  // the packs re-read, then the edges): the two give the same bits (the tests
+  // compare them). With kEdgesFirst, measured (H100, 2026-12-07, A/B in one
+  // call): bf16 rms_norm 1-64 x 2050 -6 to -8% (1 row 6.08 -> 5.60 us), x 4100
+  // -7 to -9%, add_rms_norm x 2050 -5 to -7%; aligned rows within the drift.
+  constexpr bool kOnePass = kRms && kEarly;
+  float sq = 0.f;
+  const auto accumulate = [&](float v) {
+    if constexpr (kOnePass) {
+      sq += v * v;
+    } else {
+      sum += v;
+    }
+  };
 #pragma unroll
   for (int k = 0; k < kNormVecs; ++k) {
     float v[kVec];
     cached_to_float(cache[k], v);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sum += v[j];
+    for (int j = 0; j < kVec; ++j) accumulate(v[j]);
   }
   float edge[2] = {0.f, 0.f};
   if constexpr (kPeel) {
@@ -497,23 +531,31 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     for (int i = 0; i < 2; ++i) {
       if (!has_edge(i)) continue;
       const int64_t e = edge_index(i);
-      const scalar_t a = x[row * in_stride + e];
+      const scalar_t a = kEdgesFirst ? edge_x[i] : x[row * in_stride + e];
       if constexpr (kAdd) {
         const scalar_t s = static_cast<scalar_t>(static_cast<float>(a) +
-                                                 static_cast<float>(residual[row * row_length + e]));
+                                                 static_cast<float>(
+                                                     kEdgesFirst ? edge_residual[i]
+                                                                 : residual[row * row_length + e]));
         sum_out[row * row_length + e] = s;
         edge[i] = static_cast<float>(s);
       } else {
         edge[i] = static_cast<float>(a);
       }
-      sum += edge[i];
+      if constexpr (!kOnePass) sum += edge[i];
     }
   }
   for (int pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
     float v[kVec];
     load(pk, v, true);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sum += v[j];
+    for (int j = 0; j < kVec; ++j) accumulate(v[j]);
+  }
+  if constexpr (kOnePass && kPeel) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      if (has_edge(i)) sq += edge[i] * edge[i];
+    }
   }
   constexpr int kWarpsPerRow = kThreads / 32, kWarps = kBlock / 32;
   // RMSNorm has no mean: its sum's reduction (two block barriers for rows
@@ -525,32 +567,33 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     mean = total / n;
   }
 
-  float sq = 0.f;
+  if constexpr (!kOnePass) {  // the squares about the mean: a second pass
 #pragma unroll
-  for (int k = 0; k < kNormVecs; ++k) {
-    const int pk = first + t + k * kThreads;
-    float v[kVec];
-    cached_to_float(cache[k], v);
+    for (int k = 0; k < kNormVecs; ++k) {
+      const int pk = first + t + k * kThreads;
+      float v[kVec];
+      cached_to_float(cache[k], v);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      const float d = v[j] - mean;
-      if (pk < end) sq += d * d;
+      for (int j = 0; j < kVec; ++j) {
+        const float d = v[j] - mean;
+        if (pk < end) sq += d * d;
+      }
     }
-  }
-  for (int pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
-    float v[kVec];
-    load(pk, v, false);
+    for (int pk = first + kNormVecs * kThreads + t; pk < end; pk += kThreads) {
+      float v[kVec];
+      load(pk, v, false);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      const float d = v[j] - mean;
-      sq += d * d;
+      for (int j = 0; j < kVec; ++j) {
+        const float d = v[j] - mean;
+        sq += d * d;
+      }
     }
-  }
-  if constexpr (kPeel) {
+    if constexpr (kPeel) {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const float d = edge[i] - mean;
-      if (has_edge(i)) sq += d * d;
+      for (int i = 0; i < 2; ++i) {
+        const float d = edge[i] - mean;
+        if (has_edge(i)) sq += d * d;
+      }
     }
   }
   float sq_total = group_sum<kWarpsPerRow, kWarps>(sq, scratch);

@@ -428,10 +428,13 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
-      if (pk < end) {
-        if (weight != nullptr) weight_regs[k] = param_words(weight + head, pk);
-        if (!kRms && bias != nullptr) bias_regs[k] = param_words(bias + head, pk);
-      }
+      // Selected, not branched on: behind a `pk < end` branch, ptxas put the
+      // row's first conversions before these loads (128-256 threads, 1-2
+      // packs a thread), which then waited for the row.
+      const bool has_weight = pk < end && weight != nullptr;
+      const bool has_bias = !kRms && pk < end && bias != nullptr;
+      weight_regs[k] = has_weight ? param_words(weight + head, pk) : ParamWords{};
+      bias_regs[k] = has_bias ? param_words(bias + head, pk) : ParamWords{};
     }
     if constexpr (kPeel) {  // the edges' elements
       const auto element_words = [](const param_t* q, int64_t e) {

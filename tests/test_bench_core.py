@@ -310,6 +310,7 @@ def test_peers_serve_by_op_and_device():
     assert not peers.serves("liger", "rms_norm", CPU)
     with pytest.raises(ValueError, match="unknown peer 'numpy'"):
         peers.serves("numpy", "gemm", CPU)
+    assert list(peers.runnable(["cublas", "liger", "eager"], "rms_norm", {}, CPU)) == ["eager"]
     case = make_case("s", "rms_norm", torch.float32, calls.rows_shape(2, 8), device=CPU,
                      variants=["auto"], peer_names=["cublas", "eager", "liger"])
     assert [(i.name, i.kind) for i in case.impls] == [("auto", "ours"), ("eager", "peer")]

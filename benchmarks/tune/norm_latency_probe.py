@@ -73,13 +73,8 @@ def calls_for(rows: int, N: int, peer_names=("liger", "compile"), op: str = "rms
     }
     if N % 8 != 0:  # off bf16's 16-byte pack
         out["ours, narrow packs"] = lambda: switched(ours, peel=NARROW_PACKS)
-    for name in peer_names:
-        if peers.serves(name, op, torch.device("cuda")):
-            try:
-                call = peers.build(name, op, options, torch.device("cuda"))
-            except peers.Unavailable:
-                continue
-            out[name] = lambda call=call: call(x, shape, w, *bias)
+    for name, call in peers.runnable(peer_names, op, options, torch.device("cuda")).items():
+        out[name] = lambda call=call: call(x, shape, w, *bias)
     stock = getattr(F, op)
     ref = stock(x.double(), shape, w.double(), *(b.double() for b in bias), eps=EPS)
     for name in [k for k in out if k.startswith("ours") and k != "ours, no weight"]:

@@ -52,13 +52,8 @@ def profile() -> None:
         args = calls.make_inputs(op, calls.rows_shape(rows, n), torch.bfloat16, "cuda", options)
         ours = calls.ours(op, "auto", options)
         entry = {"ours": lambda ours=ours, args=args: ours(*args)}
-        for name in PEERS:
-            if peers.serves(name, op, torch.device("cuda")):
-                try:
-                    call = peers.build(name, op, options, torch.device("cuda"))
-                except peers.Unavailable:
-                    continue
-                entry[name] = lambda call=call, args=args: call(*args)
+        for name, call in peers.runnable(PEERS, op, options, torch.device("cuda")).items():
+            entry[name] = lambda call=call, args=args: call(*args)
         sets.append(((op, rows, n), entry))
     for _, entry in sets:
         for call in entry.values():

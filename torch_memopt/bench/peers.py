@@ -61,6 +61,19 @@ def build(name: str, op: str, options: dict, device: torch.device) -> Callable:
     return PEERS[name].build(op, options, torch.device(device))
 
 
+def runnable(names, op: str, options: dict, device: torch.device) -> dict[str, Callable]:
+    """The calls of those of ``names`` that serve ``op`` on ``device`` and can run here (the
+    tuning probes' peer columns), in the order named."""
+    calls_by_name = {}
+    for name in names:
+        if serves(name, op, device):
+            try:
+                calls_by_name[name] = build(name, op, options, device)
+            except Unavailable:
+                continue
+    return calls_by_name
+
+
 def _matmul(op: str) -> bool:
     return op in calls.MATMUL_OPS
 

@@ -211,6 +211,9 @@ inline int64_t row_threads(int64_t packs, int64_t vecs) {
 // ours x Liger at 1-64 rows of 768-2050, bf16: rms_norm 0.96-1.01 -> 0.99-1.05
 // (2050: 0.91-0.93 -> 0.99-1.04), add_rms_norm 0.90-0.97 -> 0.96-1.05,
 // layer_norm 0.88-0.97 -> 0.93-1.00; fp32 rms_norm (768-1024) within 1%.
+// The row's sums then take another order than in a grid of 65 rows or more,
+// so its output may differ from that grid's in the last bit (within the ops'
+// tolerance against float64; each grid is deterministic run to run).
 constexpr int64_t kNormFewRows = 64;
 // 256: the register parameters' limit. Two packs a thread at 256 threads (4096
 // columns) were left out: ptxas issued its rms_norm weight loads after the

@@ -429,8 +429,8 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
       // Selected, not branched on: behind a `pk < end` branch, ptxas put the
-      // row's first conversions before these loads (128-256 threads, 1-2
-      // packs a thread), which then waited for the row.
+      // row's first conversions before these loads in the few-rows instances
+      // (128-256 threads, a pack a thread), which then waited for the row.
       const bool has_weight = pk < end && weight != nullptr;
       const bool has_bias = !kRms && pk < end && bias != nullptr;
       weight_regs[k] = has_weight ? param_words(weight + head, pk) : ParamWords{};

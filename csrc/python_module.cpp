@@ -186,6 +186,23 @@ PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
                    memopt::norm_param_stage, memopt::set_norm_param_stage);
 }
 
+// _set_norm_few_rows(n) -> the previous bound: the most rows a norm grid may
+// have for its 16-byte-pack rows of up to 256 packs to run one pack a thread,
+// any dtype (0 turns that off, -1 restores the rule: memopt::kNormFewRows16
+// and kNormFewRows32). For the tuning sweep and the tests.
+PyObject* set_norm_few_rows(PyObject* /*self*/, PyObject* args) {
+  long long rows = -1;
+  if (!PyArg_ParseTuple(args, "L", &rows)) return nullptr;
+  if (rows < -1) {
+    PyErr_Format(PyExc_ValueError,
+                 "_set_norm_few_rows: expected rows >= 0, or -1 (the rule), got %lld", rows);
+    return nullptr;
+  }
+  const long long previous = memopt::norm_few_rows_override();
+  memopt::set_norm_few_rows(rows);
+  return PyLong_FromLongLong(previous);
+}
+
 // _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every
 // launch from now on ((0, 0): the rule); a call the tile does not run for
 // (128 x 168 on gemm's row-major b or tf32) runs 128 x 192. For the tuning
@@ -262,6 +279,9 @@ PyMethodDef methods[] = {
      "_set_norm_param_stage(mode) -> previous: the vectorized norm kernel's weight and bias at "
      "small grids read after the reductions (0), early (1, the default: in registers, staged or "
      "prefetched) or prefetched towards L2 (2; read late where 1 would hold them in registers)"},
+    {"_set_norm_few_rows", set_norm_few_rows, METH_VARARGS,
+     "_set_norm_few_rows(rows) -> previous: the most rows a norm grid may have for its "
+     "16-byte-pack rows of up to 256 packs to run one pack a thread (0: never, -1: the rule)"},
     {"_wgmma_tiles", wgmma_tiles, METH_NOARGS,
      "_wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built for"},
     {"_wgmma_linear_only_tiles", wgmma_linear_only_tiles, METH_NOARGS,

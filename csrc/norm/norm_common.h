@@ -52,4 +52,16 @@ enum class NormParamFetch : int { kLate = 0, kEarly = 1, kPrefetch = 2 };
 NormParamFetch norm_param_stage();
 void set_norm_param_stage(NormParamFetch mode);
 
+// The most rows a grid may have for its 16-byte-pack rows of up to 256 packs
+// to run one pack a thread (norm_vectorized_launch.cuh says why, with the
+// measurements): kNormFewRows16 for 16-bit input, kNormFewRows32 for fp32,
+// unless the tuning switch set one bound for both (set_norm_few_rows(rows),
+// 0 turning the path off; -1 restores the rule). For the tuning sweep and the
+// tests (torch_memopt._C._set_norm_few_rows).
+constexpr int64_t kNormFewRows16 = 512;
+constexpr int64_t kNormFewRows32 = 128;
+int64_t norm_few_rows(int64_t element_size);
+int64_t norm_few_rows_override();
+void set_norm_few_rows(int64_t rows);
+
 }  // namespace memopt

@@ -197,24 +197,33 @@ inline int64_t row_threads(int64_t packs, int64_t vecs) {
   return needed > below && packs - below * vecs <= below / 8 ? below : needed;
 }
 
-// Grids of this many rows or fewer spread each 16-byte-pack row of up to 256
-// packs (2048 16-bit columns) over 128-256 threads, one pack a thread, instead of four
-// (launch_vectorized_sized). A few rows are latency-bound: the time is the
-// row's trip to memory plus each warp's chain of instructions, and four packs
-// a thread made that chain long on the few warps a row had. Nsight Compute on
-// an H100 (2026-12-07, benchmarks/tune/norm_small_rows_ncu.py, each kernel's
-// own duration, caches flushed), bf16, ours against torch.compile's kernel:
-// rms_norm 1 x 2048 3.71 us / 3.39 (64 threads, 1238 warp instructions on 2
-// warps; Triton 512 threads, 1552 on 16), add_rms_norm 1 x 1024 3.87 / 3.07
-// (32 threads), 64 x 1024 4.26 / 3.26, layer_norm 1 x 2048 4.35 / 3.84.
-// Measured (H100, 2026-12-07, A/B in one call, Liger in the same processes),
-// ours x Liger at 1-64 rows of 768-2050, bf16: rms_norm 0.96-1.01 -> 0.99-1.05
-// (2050: 0.91-0.93 -> 0.99-1.04), add_rms_norm 0.90-0.97 -> 0.96-1.05,
-// layer_norm 0.88-0.97 -> 0.93-1.00; fp32 rms_norm (768-1024) within 1%.
-// The row's sums then take another order than in a grid of 65 rows or more,
-// so its output may differ from that grid's in the last bit (within the ops'
+// Grids of kNormFewRows16 16-bit rows or kNormFewRows32 fp32 rows or fewer
+// (norm_common.h; the tuning switch may set one bound for both) spread each
+// 16-byte-pack row of up to 256 packs (2048 16-bit columns) over 128-256
+// threads, one pack a thread, instead of four (launch_vectorized_sized). A
+// few rows are latency-bound: the time is the row's trip to memory plus each
+// warp's chain of instructions, and four packs a thread made that chain long
+// on the few warps a row had. Nsight Compute on an H100 (2026-12-07,
+// benchmarks/tune/norm_small_rows_ncu.py, each kernel's own duration, caches
+// flushed), bf16, ours against torch.compile's kernel: rms_norm 1 x 2048
+// 3.71 us / 3.39 (64 threads, 1238 warp instructions on 2 warps; Triton 512
+// threads, 1552 on 16), add_rms_norm 1 x 1024 3.87 / 3.07 (32 threads), 64 x
+// 1024 4.26 / 3.26, layer_norm 1 x 2048 4.35 / 3.84. Measured (H100,
+// 2026-12-07, A/B in one call, Liger in the same processes), ours x Liger at
+// 1-64 rows of 768-2050, bf16: rms_norm 0.96-1.01 -> 0.99-1.05 (2050:
+// 0.91-0.93 -> 0.99-1.04), add_rms_norm 0.90-0.97 -> 0.96-1.05, layer_norm
+// 0.88-0.97 -> 0.93-1.00; fp32 rms_norm (768-1024) within 1%.
+// The bound, from both launches of one build on the same inputs (H100,
+// benchmarks/tune/norm_few_rows_sweep.py, all four ops at 768-2050 columns,
+// four packs' time / one pack's, geomean (range)): bf16 128 rows 1.05
+// (1.00-1.18), 512 rows 1.02 (0.99-1.07), 2048 rows 0.93 (0.77-1.10): past
+// one wave (2048 blocks of 128-256 threads) the four times as many warps and
+// their cross-warp reductions cost more than the shorter chains buy; fp32 128
+// rows 1.015 (1.00-1.03), 512 rows 0.997 (0.98-1.03), so fp32 stops at 128
+// (benchmarks/results/tune/norm_few_rows_sweep_h100.json).
+// The row's sums then take another order than in a larger grid, so its
+// output may differ from that grid's in the last bit (within the ops'
 // tolerance against float64; each grid is deterministic run to run).
-constexpr int64_t kNormFewRows = 64;
 // 256: the register parameters' limit. Two packs a thread at 256 threads (4096
 // columns) were left out: ptxas issued its rms_norm weight loads after the
 // row's squares (tests/test_sass_audit.py's load-order check, 2026-12-07).
@@ -233,7 +242,7 @@ void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
   constexpr int kVecs = kRowVecs * kScale, kWideVecs = kWideRowVecs * kScale;
   const int64_t packs = p.row_length / (kPackBytes / static_cast<int64_t>(sizeof(scalar_t)));
   if constexpr (kPackBytes == 16) {
-    if (p.rows <= kNormFewRows && packs <= kNormFewRowsMaxThreads) {
+    if (p.rows <= norm_few_rows(sizeof(scalar_t)) && packs <= kNormFewRowsMaxThreads) {
       constexpr int kWide = kNormFewRowsMaxThreads;
       if (packs <= kWide / 2) {
         return launch_vectorized<scalar_t, param_t, kRms, kWide / 2, kAdd, 1, 16, kPeel>(

@@ -8,7 +8,10 @@ after, for the tests, the sanitizer script and the tuning probes:
   shared memory or prefetched towards L2 where it cannot stage, ``PREFETCH`` prefetched
   only (read late where ``EARLY`` would hold them in registers);
 - ``peel``: ``_C._set_norm_peel``, which kernel rows off the 16-byte pack take: 0 the
-  widest narrow pack that fits, 1 the rule (the default), 2 the peeled kernel.
+  widest narrow pack that fits, 1 the rule (the default), 2 the peeled kernel;
+- ``few_rows``: ``_C._set_norm_few_rows``, the most rows a grid may have for its
+  16-byte-pack rows of up to 256 packs to run one pack a thread, any dtype (0: never; -1
+  the rule, the default: 512 16-bit rows, 128 fp32 rows).
 
 ``None`` leaves a switch as it is."""
 
@@ -23,7 +26,8 @@ LATE, EARLY, PREFETCH = 0, 1, 2
 
 @contextlib.contextmanager
 def norm_switches(param_stage: Optional[int] = None,
-                  peel: Optional[int] = None) -> Iterator[None]:
+                  peel: Optional[int] = None,
+                 few_rows: Optional[int] = None) -> Iterator[None]:
     from torch_memopt import _C
 
     restore = []
@@ -32,6 +36,8 @@ def norm_switches(param_stage: Optional[int] = None,
             restore.append((_C._set_norm_param_stage, _C._set_norm_param_stage(param_stage)))
         if peel is not None:
             restore.append((_C._set_norm_peel, _C._set_norm_peel(peel)))
+        if few_rows is not None:
+            restore.append((_C._set_norm_few_rows, _C._set_norm_few_rows(few_rows)))
         yield
     finally:
         for setter, previous in reversed(restore):

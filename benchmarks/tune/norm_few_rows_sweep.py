@@ -1,0 +1,86 @@
+"""How many rows the norms' one-pack-a-thread launch pays for (issue 17). In small grids
+16-byte-pack rows of up to 256 packs run one pack a thread over 128-256 threads
+(norm_vectorized_launch.cuh; 64 rows when this sweep was written, 512 16-bit and 128 fp32
+rows after it); past that, four packs a thread over 32-64.
+At 512-4096 rows of 768-2048 columns ours trails torch.compile by 5-13% (H100 grid at
+67cb712: bf16 add_rms_norm 4096 x 1024 0.87x, 512 x 1024 0.92x; fp32 rms_norm 4096 x 768
+0.90x). This times both launches of the same build on the same inputs, switched by
+``torch_memopt._C._set_norm_few_rows`` (no rebuild), beside Liger-Kernel where it is
+importable (and torch.compile with --compile), and checks both against float64.
+
+    python benchmarks/tune/norm_few_rows_sweep.py [--out sweep.json] [--compile]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import torch
+
+import torch_memopt
+from torch_memopt.bench import calls, peers
+from torch_memopt.bench.timing import copy_gbps, kernel_ms
+from torch_memopt.testing.switches import norm_switches
+
+OPS = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm")
+ROWS = (64, 128, 512, 2048, 4096, 16384)
+# Up to 256 16-byte packs a row: the widths the one-pack launch can take.
+WIDTHS = {torch.bfloat16: (768, 1024, 2048, 2050), torch.float32: (768, 1024)}
+ALWAYS = 1 << 40
+LAUNCHES = (("four", 0), ("one", ALWAYS))
+
+
+def measure(op, dtype, rows, n, peer_names):
+    options = {}
+    inputs = calls.make_inputs(op, calls.rows_shape(rows, n), dtype, "cuda", options)
+    ref = calls.reference(op, inputs, options)
+    ours = calls.ours(op, "auto", options)
+    record = {"op": op, "dtype": calls.dtype_name(dtype), "rows": rows, "N": n, "us": {},
+              "rel_err": {}}
+    for name, few_rows in LAUNCHES:
+        with norm_switches(few_rows=few_rows):
+            record["rel_err"][name] = calls.relative_error(ours(*inputs), ref)
+            record["us"][name] = kernel_ms(lambda: ours(*inputs)) * 1e3
+    for name, call in peers.runnable(peer_names, op, options, torch.device("cuda")).items():
+        record["us"][name] = kernel_ms(lambda: call(*inputs)) * 1e3
+    _, nbytes = calls.work(op, calls.rows_shape(rows, n), dtype, options)
+    record["gbps"] = {k: nbytes / (us * 1e-6) / 1e9 for k, us in record["us"].items()}
+    return record
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--compile", action="store_true", help="torch.compile as a peer too")
+    parser.add_argument("--ops", nargs="*", default=list(OPS))
+    args = parser.parse_args(argv)
+    peer_names = ("liger", "compile") if args.compile else ("liger",)
+    copy = copy_gbps(torch.device("cuda"))
+    print(f"copy {copy:.0f} GB/s; us, four packs a thread and one, forced")
+    records, bad = [], 0
+    for dtype, widths in WIDTHS.items():
+        for op in args.ops:
+            for n in widths:
+                for rows in ROWS:
+                    rec = measure(op, dtype, rows, n, peer_names)
+                    tol = calls.tolerance(op, dtype)
+                    bad += sum(not err < tol for err in rec["rel_err"].values())
+                    records.append(rec)
+                    us = rec["us"]
+                    peer_text = " ".join(f"{k} {v:6.2f}" for k, v in us.items()
+                                         if k not in dict(LAUNCHES))
+                    print(f"{op:<15}{rec['dtype']:<9}{f'{rows}x{n}':<11} four {us['four']:6.2f}"
+                          f" one {us['one']:6.2f} x{us['four'] / us['one']:.2f}  {peer_text}",
+                          flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "memopt": torch_memopt.__version__, "copy_gbps": copy,
+                       "records": records}, f, indent=1)
+    print(f"{bad} outputs past tolerance" if bad else "all outputs within tolerance")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

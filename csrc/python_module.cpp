@@ -142,15 +142,15 @@ PyObject* set_wgmma_group_rows(PyObject* /*self*/, PyObject* args) {
   return PyLong_FromLong(previous);
 }
 
-// A three-way process-wide switch set from Python: the mode parsed from
-// `args` (0, 1 or 2, else a ValueError naming what each means), set, and the
+// A process-wide switch of modes 0 ... `last` set from Python: the mode parsed
+// from `args` (else a ValueError naming what each means), set, and the
 // previous one returned.
 template <typename Mode>
 PyObject* swap_mode(PyObject* args, const char* name, const char* expected, Mode (*get)(),
-                    void (*set)(Mode)) {
+                    void (*set)(Mode), int last = 2) {
   int mode = 1;
   if (!PyArg_ParseTuple(args, "i", &mode)) return nullptr;
-  if (mode < 0 || mode > 2) {
+  if (mode < 0 || mode > last) {
     PyErr_Format(PyExc_ValueError, "%s: expected %s, got %d", name, expected, mode);
     return nullptr;
   }
@@ -178,12 +178,14 @@ PyObject* set_softmax_staged_cluster(PyObject* /*self*/, PyObject* args) {
 // kernel fetches weight and bias at small grids: 0 (or False) after the
 // reductions, 1 (or True, the default) early (into registers with the row,
 // staged in shared memory or prefetched towards L2), 2 prefetched only (read
-// late where the rule would hold them in registers). For the latency probe
-// and the tests.
+// late where the rule would hold them in registers), 3 as 1 with the
+// parameters in registers at any grid (the sweep asking whether that pays past
+// one wave). For the latency probe, the sweep and the tests.
 PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
   return swap_mode(args, "_set_norm_param_stage",
-                   "0 (read late), 1 (early: the rule) or 2 (prefetched only)",
-                   memopt::norm_param_stage, memopt::set_norm_param_stage);
+                   "0 (read late), 1 (early: the rule), 2 (prefetched only) or 3 (early, "
+                   "in registers at any grid)",
+                   memopt::norm_param_stage, memopt::set_norm_param_stage, 3);
 }
 
 // _set_norm_few_rows(n) -> the previous bound: the most rows a norm grid may

@@ -7,8 +7,13 @@ At 512-4096 rows of 768-2048 columns ours trails torch.compile by 5-13% (H100 gr
 0.90x). This times both launches of the same build on the same inputs, switched by
 ``torch_memopt._C._set_norm_few_rows`` (no rebuild), beside Liger-Kernel where it is
 importable (and torch.compile with --compile), and checks both against float64.
+--params-any-grid adds both launches with the parameters loaded into registers with the
+row at any grid (``_C._set_norm_param_stage(3)``; the rule does so for one wave of blocks
+at most), for the grids past the bound where ours still trails torch.compile (H100 grid at
+0a9a4b6: bf16 add_rms_norm 4096 x 768 / 1024 0.86 / 0.87x, fp32 rms_norm 4096 x 768 0.89x).
 
     python benchmarks/tune/norm_few_rows_sweep.py [--out sweep.json] [--compile]
+        [--params-any-grid] [--rows 2048 4096] [--widths 768 1024]
 """
 from __future__ import annotations
 
@@ -21,25 +26,28 @@ import torch
 import torch_memopt
 from torch_memopt.bench import calls, peers
 from torch_memopt.bench.timing import copy_gbps, kernel_ms
-from torch_memopt.testing.switches import norm_switches
+from torch_memopt.testing.switches import EARLY_ANY_GRID, norm_switches
 
 OPS = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm")
 ROWS = (64, 128, 512, 2048, 4096, 16384)
 # Up to 256 16-byte packs a row: the widths the one-pack launch can take.
 WIDTHS = {torch.bfloat16: (768, 1024, 2048, 2050), torch.float32: (768, 1024)}
 ALWAYS = 1 << 40
-LAUNCHES = (("four", 0), ("one", ALWAYS))
+# name -> the switches (few_rows bound, parameter fetch)
+LAUNCHES = {"four": {"few_rows": 0}, "one": {"few_rows": ALWAYS}}
+PARAMS_ANY_GRID = {"four+regs": {"few_rows": 0, "param_stage": EARLY_ANY_GRID},
+                   "one+regs": {"few_rows": ALWAYS, "param_stage": EARLY_ANY_GRID}}
 
 
-def measure(op, dtype, rows, n, peer_names):
+def measure(op, dtype, rows, n, peer_names, launches):
     options = {}
     inputs = calls.make_inputs(op, calls.rows_shape(rows, n), dtype, "cuda", options)
     ref = calls.reference(op, inputs, options)
     ours = calls.ours(op, "auto", options)
     record = {"op": op, "dtype": calls.dtype_name(dtype), "rows": rows, "N": n, "us": {},
               "rel_err": {}}
-    for name, few_rows in LAUNCHES:
-        with norm_switches(few_rows=few_rows):
+    for name, switches in launches.items():
+        with norm_switches(**switches):
             record["rel_err"][name] = calls.relative_error(ours(*inputs), ref)
             record["us"][name] = kernel_ms(lambda: ours(*inputs)) * 1e3
     for name, call in peers.runnable(peer_names, op, options, torch.device("cuda")).items():
@@ -54,24 +62,30 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None)
     parser.add_argument("--compile", action="store_true", help="torch.compile as a peer too")
     parser.add_argument("--ops", nargs="*", default=list(OPS))
+    parser.add_argument("--rows", nargs="*", type=int, default=list(ROWS))
+    parser.add_argument("--widths", nargs="*", type=int, default=None,
+                        help="columns (default: 768-2050 bf16, 768-1024 fp32)")
+    parser.add_argument("--params-any-grid", action="store_true",
+                        help="also both launches with the parameters in registers at any grid")
     args = parser.parse_args(argv)
+    launches = {**LAUNCHES, **(PARAMS_ANY_GRID if args.params_any_grid else {})}
     peer_names = ("liger", "compile") if args.compile else ("liger",)
     copy = copy_gbps(torch.device("cuda"))
     print(f"copy {copy:.0f} GB/s; us, four packs a thread and one, forced")
     records, bad = [], 0
     for dtype, widths in WIDTHS.items():
         for op in args.ops:
-            for n in widths:
-                for rows in ROWS:
-                    rec = measure(op, dtype, rows, n, peer_names)
+            for n in args.widths or widths:
+                for rows in args.rows:
+                    rec = measure(op, dtype, rows, n, peer_names, launches)
                     tol = calls.tolerance(op, dtype)
                     bad += sum(not err < tol for err in rec["rel_err"].values())
                     records.append(rec)
                     us = rec["us"]
-                    peer_text = " ".join(f"{k} {v:6.2f}" for k, v in us.items()
-                                         if k not in dict(LAUNCHES))
+                    rest = " ".join(f"{k} {v:6.2f}" for k, v in us.items()
+                                    if k not in LAUNCHES)
                     print(f"{op:<15}{rec['dtype']:<9}{f'{rows}x{n}':<11} four {us['four']:6.2f}"
-                          f" one {us['one']:6.2f} x{us['four'] / us['one']:.2f}  {peer_text}",
+                          f" one {us['one']:6.2f} x{us['four'] / us['one']:.2f}  {rest}",
                           flush=True)
     if args.out:
         with open(args.out, "w") as f:

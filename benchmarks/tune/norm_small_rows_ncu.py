@@ -10,6 +10,9 @@ beside torch.compile's and Liger's kernels on the same inputs.
         python norm_small_rows_ncu.py 2> cases.txt > ncu.csv
     python norm_small_rows_ncu.py --report ncu.csv --labels cases.txt
 
+``--cases op:rows:N ...`` profiles other shapes (``--dtype float32`` other dtypes): the grids
+of 512-4096 rows where ours trails torch.compile, whose waves and occupancy the metrics give.
+
 Each call runs twice unprofiled (torch.compile's autotuning among them), then three times
 between cudaProfilerStart and Stop, case by case, ours, then each peer. The report gives the
 median of each call's three kernels.
@@ -30,6 +33,8 @@ PEERS = ("compile", "liger")
 METRICS = [
     "gpu__time_duration.sum", "sm__cycles_elapsed.max", "smsp__inst_executed.sum",
     "launch__registers_per_thread", "launch__grid_size", "launch__block_size",
+    "launch__waves_per_multiprocessor", "launch__occupancy_limit_registers",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
     "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
     "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
     "smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio",
@@ -38,18 +43,22 @@ METRICS = [
 ]
 SHORT = {"gpu__time_duration.sum": "ns", "sm__cycles_elapsed.max": "cycles",
          "smsp__inst_executed.sum": "warp instrs", "launch__registers_per_thread": "regs",
-         "launch__grid_size": "grid", "launch__block_size": "block"}
+         "launch__grid_size": "grid", "launch__block_size": "block",
+         "launch__waves_per_multiprocessor": "waves",
+         "launch__occupancy_limit_registers": "blocks/SM by regs",
+         "sm__warps_active.avg.pct_of_peak_sustained_active": "% warps active"}
 
 
-def profile() -> None:
+def profile(cases, dtype_name: str) -> None:
     import torch
 
     from torch_memopt.bench import calls, peers
 
+    dtype = getattr(torch, dtype_name)
     sets = []
-    for op, rows, n in CASES:
+    for op, rows, n in cases:
         options = {"eps": 1e-6}
-        args = calls.make_inputs(op, calls.rows_shape(rows, n), torch.bfloat16, "cuda", options)
+        args = calls.make_inputs(op, calls.rows_shape(rows, n), dtype, "cuda", options)
         ours = calls.ours(op, "auto", options)
         entry = {"ours": lambda ours=ours, args=args: ours(*args)}
         for name, call in peers.runnable(PEERS, op, options, torch.device("cuda")).items():
@@ -105,13 +114,18 @@ def main() -> None:
     parser.add_argument("--metrics", action="store_true", help="print the --metrics list")
     parser.add_argument("--report", metavar="CSV", help="summarize ncu's --csv --page raw output")
     parser.add_argument("--labels", metavar="STDERR", help="the profiling run's stderr (case lines)")
+    parser.add_argument("--cases", nargs="*", metavar="OP:ROWS:N", help="shapes (default: CASES)")
+    parser.add_argument("--dtype", default="bfloat16")
     args = parser.parse_args()
     if args.metrics:
         print(",".join(METRICS))
     elif args.report:
         report(args.report, args.labels)
     else:
-        profile()
+        cases = CASES
+        if args.cases:
+            cases = [(op, int(rows), int(n)) for op, rows, n in (c.split(":") for c in args.cases)]
+        profile(cases, args.dtype)
 
 
 if __name__ == "__main__":

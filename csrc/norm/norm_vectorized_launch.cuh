@@ -125,6 +125,10 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
     // bf16 rms_norm 512 x 4096 read late 8.16 us, no weight 7.10
     // (norm_latency_probe_packs_w4096_h200.json). They never prefetch
     // (kPrefetch: read late).
+    if (fetch == NormParamFetch::kEarlyAnyGrid) {
+      return {static_cast<int>(std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec)),
+              0, 0};
+    }
     if (fetch != NormParamFetch::kEarly || blocks > register_wave()) return {};
     return {static_cast<int>(std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec)),
             0, 0};

@@ -108,6 +108,11 @@ STAGE_CASES = [
     (torch.float16, torch.float16, 7, 4097, 0, 0),
     (torch.bfloat16, torch.bfloat16, 2, 4096, 1, 1),
     (torch.float32, torch.float32, 5, 4100, 1, 1),
+    # grids past one wave (rms_norm keeps its weight in registers there)
+    (torch.bfloat16, torch.bfloat16, 5000, 4096, 0, 1),
+    (torch.float32, torch.float32, 4500, 768, 1, 1),
+    (torch.bfloat16, torch.bfloat16, 3000, 4100, 0, 1),
+    (torch.float32, torch.float32, 900, 8192, 0, 1),
     # peeled rows forced
     (torch.bfloat16, torch.bfloat16, 1, 2050, 0, 2),
     (torch.float16, torch.float32, 3, 4100, 3, 2),

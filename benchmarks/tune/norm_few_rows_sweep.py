@@ -10,10 +10,11 @@ importable (and torch.compile with --compile), and checks both against float64.
 --params-any-grid adds both launches with the parameters loaded into registers with the
 row at any grid (``_C._set_norm_param_stage(3)``; the rule does so for one wave of blocks
 at most), for the grids past the bound where ours still trails torch.compile (H100 grid at
-0a9a4b6: bf16 add_rms_norm 4096 x 768 / 1024 0.86 / 0.87x, fp32 rms_norm 4096 x 768 0.89x).
+0a9a4b6: bf16 add_rms_norm 4096 x 768 / 1024 0.86 / 0.87x, fp32 rms_norm 4096 x 768 0.89x);
+--params-late adds four packs a thread with the parameters read after the reductions.
 
     python benchmarks/tune/norm_few_rows_sweep.py [--out sweep.json] [--compile]
-        [--params-any-grid] [--rows 2048 4096] [--widths 768 1024]
+        [--params-any-grid] [--params-late] [--rows 2048 4096] [--widths 768 1024]
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import torch
 import torch_memopt
 from torch_memopt.bench import calls, peers
 from torch_memopt.bench.timing import copy_gbps, kernel_ms
-from torch_memopt.testing.switches import EARLY_ANY_GRID, norm_switches
+from torch_memopt.testing.switches import EARLY_ANY_GRID, LATE, norm_switches
 
 OPS = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm")
 ROWS = (64, 128, 512, 2048, 4096, 16384)
@@ -37,6 +38,9 @@ ALWAYS = 1 << 40
 LAUNCHES = {"four": {"few_rows": 0}, "one": {"few_rows": ALWAYS}}
 PARAMS_ANY_GRID = {"four+regs": {"few_rows": 0, "param_stage": EARLY_ANY_GRID},
                    "one+regs": {"few_rows": ALWAYS, "param_stage": EARLY_ANY_GRID}}
+# Read after the reductions: past one wave what the rule did before rms_norm held its
+# weight in registers at any grid.
+PARAMS_LATE = {"four+late": {"few_rows": 0, "param_stage": LATE}}
 
 
 def measure(op, dtype, rows, n, peer_names, launches):
@@ -67,8 +71,11 @@ def main(argv=None) -> int:
                         help="columns (default: 768-2050 bf16, 768-1024 fp32)")
     parser.add_argument("--params-any-grid", action="store_true",
                         help="also both launches with the parameters in registers at any grid")
+    parser.add_argument("--params-late", action="store_true",
+                        help="also four packs a thread with the parameters read late")
     args = parser.parse_args(argv)
-    launches = {**LAUNCHES, **(PARAMS_ANY_GRID if args.params_any_grid else {})}
+    launches = {**LAUNCHES, **(PARAMS_ANY_GRID if args.params_any_grid else {}),
+                **(PARAMS_LATE if args.params_late else {})}
     peer_names = ("liger", "compile") if args.compile else ("liger",)
     copy = copy_gbps(torch.device("cuda"))
     print(f"copy {copy:.0f} GB/s; us, four packs a thread and one, forced")

@@ -68,9 +68,9 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // How the kernel's early instances (kernels/v04_vectorized.cuh, kEarly) fetch
 // weight and bias. Those of up to 256 threads a row (kNormParamsInRegisters)
 // load the packs the registers keep into registers with the row, for grids of
-// one wave of that instance (param_stage says why). Wider, they stage: the
-// elements of weight and bias a block copies into shared
-// memory, the part of a row its registers keep (not the peeled rows), where
+// one wave of that instance, rms_norm's at any grid (param_stage says why).
+// Wider, they stage: the elements of weight and bias a block copies into
+// shared memory, the part of a row its registers keep (not the peeled rows), where
 // that is whole 16-byte chunks and fits in
 // kNormMaxParamStageBytes (kernels/v04_vectorized.cuh), both start 16-byte
 // aligned (cp.async's 16-byte copies) and the grid is half a wave at most (a
@@ -109,8 +109,8 @@ constexpr int64_t kNormMaxParamPrefetchBytes = 128 * 1024;
 // `register_wave()`: the blocks the early instance runs at once on the device,
 // where it loads the parameters into registers (kNormParamsInRegisters);
 // asked only where the answer matters (no parameters, or read late: never).
-template <typename scalar_t, typename param_t, bool kRms, int kThreads, int kVecs, int kPackBytes,
-          bool kPeel, typename Wave>
+template <typename scalar_t, typename param_t, bool kRms, bool kAdd, int kThreads, int kVecs,
+          int kPackBytes, bool kPeel, typename Wave>
 ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
   const int64_t params = (p.weight.defined() ? 1 : 0) + (p.bias.defined() ? 1 : 0);
   const NormParamFetch fetch = norm_param_stage();
@@ -125,11 +125,19 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
     // bf16 rms_norm 512 x 4096 read late 8.16 us, no weight 7.10
     // (norm_latency_probe_packs_w4096_h200.json). They never prefetch
     // (kPrefetch: read late).
-    if (fetch == NormParamFetch::kEarlyAnyGrid) {
-      return {static_cast<int>(std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec)),
-              0, 0};
-    }
-    if (fetch != NormParamFetch::kEarly || blocks > register_wave()) return {};
+    // rms_norm (not fused: one parameter) holds them at any grid. Measured
+    // past one wave (H100, 2026-12-07, benchmarks/tune/norm_few_rows_sweep.py
+    // --params-any-grid, 2048-16384 rows of 768, 1024, 4096, one build, time
+    // read late / in registers): rms_norm bf16 1.017 geomean (0.991-1.054:
+    // 2048 x 4096 17.34 -> 16.45 us), fp32 1.015 (0.990-1.062: 4096 x 768
+    // 14.30 -> 13.47); layer_norm 0.981 / 0.998 and the fused adds 0.950-1.016
+    // (fp32 add_layer_norm 4096 x 4096 0.925: its uncapped early instance
+    // holds two parameters' packs) read late past one wave
+    // (benchmarks/results/tune/norm_params_any_grid_h100.json).
+    const bool any_grid = fetch == NormParamFetch::kEarlyAnyGrid ||
+                          (fetch == NormParamFetch::kEarly && kRms && !kAdd);
+    if (fetch != NormParamFetch::kEarly && !any_grid) return {};
+    if (!any_grid && blocks > register_wave()) return {};
     return {static_cast<int>(std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec)),
             0, 0};
   }
@@ -170,8 +178,8 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
     return int64_t{sm_count()} * resident_blocks_per_sm(early_kernel, kBlock, early_blocks_per_sm);
   };
   const ParamStage stage =
-      param_stage<scalar_t, param_t, kRms, kThreads, kVecs, kPackBytes, kPeel>(p, blocks,
-                                                                              register_wave);
+      param_stage<scalar_t, param_t, kRms, kAdd, kThreads, kVecs, kPackBytes, kPeel>(
+          p, blocks, register_wave);
   const auto launch = [&](auto kernel) {
     kernel<<<blocks, kBlock, stage.bytes, stream>>>(
         p.input.const_data_ptr<scalar_t>(),

@@ -286,8 +286,9 @@ def test_small_grids_take_the_early_instance():
     """The launcher's rule as the profiler sees it: one row and 200 rows of 4096 bf16 (128
     threads a row; 200 blocks are past half a wave, within one wave of the early instance at
     2+ blocks an SM) run rms_norm's early instance (kEarly, the kernel's last template
-    argument), 20000 rows the late one; without a weight, read late, or prefetched (which
-    these instances never do) the late one. layer_norm keeps the same rule at up to 256
+    argument), and so do 20000 rows (rms_norm's weight stays in registers at any grid up to
+    128 threads a row), but not 20000 rows of 8192 (256 threads) nor layer_norm's 20000 rows;
+    without a weight, read late, or prefetched (which these instances never do) the late one. layer_norm keeps the same rule at up to 256
     threads a row; wider (16384 bf16, 512 threads) it stages or prefetches its parameters,
     within half a wave only: one row early, 200 rows late."""
     from torch_memopt.testing.switches import EARLY, LATE, PREFETCH, norm_switches
@@ -304,7 +305,8 @@ def test_small_grids_take_the_early_instance():
         return name.split(">")[0].rsplit(",", 1)[-1].strip()
 
     assert instance(1) == "true" and instance(200) == "true"
-    assert instance(20000) == "false"
+    assert instance(20000) == "true"
+    assert instance(20000, n=8192) == "false" and instance(20000, op="layer_norm") == "false"
     assert instance(1, weight=False) == "false"
     assert instance(1, mode=LATE) == "false" and instance(1, mode=PREFETCH) == "false"
     assert instance(1, op="layer_norm") == "true" and instance(200, op="layer_norm") == "true"

@@ -68,7 +68,8 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // How the kernel's early instances (kernels/v04_vectorized.cuh, kEarly) fetch
 // weight and bias. Those of up to 256 threads a row (kNormParamsInRegisters)
 // load the packs the registers keep into registers with the row, for grids of
-// one wave of that instance, rms_norm's at any grid (param_stage says why).
+// one wave of that instance, rms_norm's of up to 128 threads at any grid
+// (param_stage says why).
 // Wider, they stage: the elements of weight and bias a block copies into
 // shared memory, the part of a row its registers keep (not the peeled rows), where
 // that is whole 16-byte chunks and fits in
@@ -125,17 +126,20 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
     // bf16 rms_norm 512 x 4096 read late 8.16 us, no weight 7.10
     // (norm_latency_probe_packs_w4096_h200.json). They never prefetch
     // (kPrefetch: read late).
-    // rms_norm (not fused: one parameter) holds them at any grid. Measured
-    // past one wave (H100, 2026-12-07, benchmarks/tune/norm_few_rows_sweep.py
-    // --params-any-grid, 2048-16384 rows of 768, 1024, 4096, one build, time
-    // read late / in registers): rms_norm bf16 1.017 geomean (0.991-1.054:
-    // 2048 x 4096 17.34 -> 16.45 us), fp32 1.015 (0.990-1.062: 4096 x 768
-    // 14.30 -> 13.47); layer_norm 0.981 / 0.998 and the fused adds 0.950-1.016
-    // (fp32 add_layer_norm 4096 x 4096 0.925: its uncapped early instance
-    // holds two parameters' packs) read late past one wave
-    // (benchmarks/results/tune/norm_params_any_grid_h100.json).
+    // rms_norm (not fused: one parameter) of up to 128 threads a row holds
+    // them at any grid. Measured past one wave (H100, 2026-12-07,
+    // benchmarks/tune/norm_few_rows_sweep.py, 2048-16384 rows, one build,
+    // time read late / in registers; --params-any-grid at 768, 1024, 4096,
+    // --params-late at 2048-8192): rms_norm bf16 1.017 geomean (0.991-1.054:
+    // 2048 x 4096 17.34 -> 16.45 us) and 2048-4100 columns 0.97-1.045, fp32
+    // 1.015 (0.990-1.062: 4096 x 768 14.30 -> 13.47) and 2048-8192 1.00-1.05;
+    // but 256-thread bf16 rows lost (16384 x 6144 138.3 -> 155.9, x 8192 -3%)
+    // and so did layer_norm (0.981 / 0.998) and the fused adds (0.950-1.016;
+    // fp32 add_layer_norm 4096 x 4096 0.925, two parameters' packs in an
+    // uncapped kernel), which read late past one wave
+    // (benchmarks/results/tune/norm_params_{any_grid,late}_h100.json).
     const bool any_grid = fetch == NormParamFetch::kEarlyAnyGrid ||
-                          (fetch == NormParamFetch::kEarly && kRms && !kAdd);
+                          (fetch == NormParamFetch::kEarly && kRms && !kAdd && kThreads <= 128);
     if (fetch != NormParamFetch::kEarly && !any_grid) return {};
     if (!any_grid && blocks > register_wave()) return {};
     return {static_cast<int>(std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec)),

@@ -134,8 +134,9 @@ inline constexpr bool kNormStagesParams =
 // ptxas gave the fp32 kernels 77-86 registers (24 warps an SM); at 64 they
 // keep 24-28 bytes of prologue values on the stack, outside the loops. The
 // early-parameter instances (kEarly), whose grids hold one wave at most
-// (rms_norm's, past one wave, measured faster uncapped than the capped late
-// instance: param_stage in norm_vectorized_launch.cuh), are left uncapped, and so is most of the fused add (kAdd): at 64 registers its
+// (rms_norm's of up to 128 threads, past one wave, measured faster uncapped
+// than the capped late instance: param_stage in norm_vectorized_launch.cuh),
+// are left uncapped, and so is most of the fused add (kAdd): at 64 registers its
 // bf16 add_layer_norm spilled 32-56 bytes, its peeled and narrow-pack bf16 rows
 // 16-96. Its 16-byte-pack add_rms_norm rows of 64-256 threads are capped: no
 // stack, bf16 80 -> 64 registers, fp32 166-174 -> 64 (ptxas, sm_90a). Uncapped,
@@ -203,7 +204,8 @@ __device__ __forceinline__ float cluster_total(float cta_total, float* slot) {
 }
 
 // kEarly: the instance for small grids (one wave of it where it holds the
-// parameters in registers, any grid for rms_norm's weight, half a wave where
+// parameters in registers, any grid for rms_norm's weight at up to 128
+// threads a row, half a wave where
 // it stages or prefetches them; see at weight_regs and at the copies, and
 // param_stage in norm_vectorized_launch.cuh), which fetches the parameters early
 // and is not held to the 64-register cap (its grid is not occupancy-bound).

@@ -25,7 +25,6 @@
 
 #include <cooperative_groups.h>
 
-#include "common/block_reduce.cuh"
 #include "common/register_cap.cuh"
 #include "softmax/kernels/online_slice.cuh"
 #include "softmax/kernels/v04_online.cuh"  // kSoftmaxThreadElems

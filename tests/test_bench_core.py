@@ -324,3 +324,14 @@ def test_the_commit_can_be_named_where_the_copy_has_no_git_of_its_own(monkeypatc
     assert environment.gpu_slug("NVIDIA H200") == "h200"
     assert environment.gpu_slug("NVIDIA H100 80GB HBM3") == "h100"
     assert environment.gpu_slug(None) == "cpu"
+
+
+def test_tune_records_gbps_tolerance_and_exit_status(capsys):
+    from torch_memopt.bench import tune_records
+
+    assert tune_records.gbps({"ours": 2.0, "peer": 4.0}, 8e3) == {"ours": 4.0, "peer": 2.0}
+    record = {"rel_err": {"ours": 1e-3, "peer": 2e-2, "nan": float("nan")}}
+    assert tune_records.past_tolerance(record, 1e-2) == 2, "a NaN error is past tolerance"
+    assert tune_records.finish(2) == 1 and tune_records.finish(0) == 0
+    assert capsys.readouterr().out.splitlines() == ["2 outputs past tolerance",
+                                                    "all outputs within tolerance"]

@@ -1,8 +1,9 @@
-"""The norms' two launches of a 16-byte-pack row of up to 256 packs (issue 17): one pack a
-thread over 128-256 threads (grids of up to 512 16-bit or 128 fp32 rows by default; any
-bound through ``_C._set_norm_few_rows``) and four packs a thread over 32-64, each forced on grids on both sides of the
-bound, every op, peeled and aligned widths, fp32 and 16-bit parameters: both against
-float64, and the fused adds' sums exactly the dtype's sum."""
+"""The norms' two launches of a 16-byte-pack row of up to 256 packs (issue 17): one pack
+a thread over 128-256 threads (grids of up to 512 16-bit or 128 fp32 rows by default;
+any bound through ``_C._set_norm_few_rows``) and four packs a thread over 32-64, each
+forced on grids on both sides of the bound, every op, peeled and aligned widths, fp32 and
+16-bit parameters: both against float64, and the fused adds' sums exactly the dtype's
+sum."""
 
 import pytest
 import torch
@@ -69,7 +70,8 @@ def test_one_pack_and_four_packs_a_thread_both_match_float64(op):
 def test_the_switch_rejects_a_negative_bound_and_restores():
     from torch_memopt import _C
 
-    with pytest.raises(ValueError, match=r"_set_norm_few_rows: expected rows >= 0, or -1 \(the rule\), got -2"):
+    expected = r"_set_norm_few_rows: expected rows >= 0, or -1 \(the rule\), got -2"
+    with pytest.raises(ValueError, match=expected):
         _C._set_norm_few_rows(-2)
     previous = _C._set_norm_few_rows(5)
     assert previous == -1, "the rule is the default"

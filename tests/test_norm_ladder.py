@@ -287,10 +287,11 @@ def test_small_grids_take_the_early_instance():
     threads a row; 200 blocks are past half a wave, within one wave of the early instance at
     2+ blocks an SM) run rms_norm's early instance (kEarly, the kernel's last template
     argument), and so do 20000 rows (rms_norm's weight stays in registers at any grid up to
-    128 threads a row), but not 20000 rows of 8192 (256 threads) nor layer_norm's 20000 rows;
-    without a weight, read late, or prefetched (which these instances never do) the late one. layer_norm keeps the same rule at up to 256
-    threads a row; wider (16384 bf16, 512 threads) it stages or prefetches its parameters,
-    within half a wave only: one row early, 200 rows late."""
+    128 threads a row), but not 20000 rows of 8192 (256 threads) nor layer_norm's 20000
+    rows; without a weight, read late, or prefetched (which these instances never do) the
+    late one. layer_norm keeps the one-wave rule at up to 256 threads a row; wider (16384
+    bf16, 512 threads) it stages or prefetches its parameters, within half a wave only: one
+    row early, 200 rows late."""
     from torch_memopt.testing.switches import EARLY, LATE, PREFETCH, norm_switches
 
     def instance(rows, weight=True, mode=EARLY, op="rms_norm", n=4096):

@@ -19,13 +19,11 @@ at most), for the grids past the bound where ours still trails torch.compile (H1
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import torch
 
-import torch_memopt
-from torch_memopt.bench import calls, peers
+from torch_memopt.bench import calls, peers, tune_records
 from torch_memopt.bench.timing import copy_gbps, kernel_ms
 from torch_memopt.testing.switches import EARLY_ANY_GRID, LATE, norm_switches
 
@@ -57,7 +55,7 @@ def measure(op, dtype, rows, n, peer_names, launches):
     for name, call in peers.runnable(peer_names, op, options, torch.device("cuda")).items():
         record["us"][name] = kernel_ms(lambda: call(*inputs)) * 1e3
     _, nbytes = calls.work(op, calls.rows_shape(rows, n), dtype, options)
-    record["gbps"] = {k: nbytes / (us * 1e-6) / 1e9 for k, us in record["us"].items()}
+    record["gbps"] = tune_records.gbps(record["us"], nbytes)
     return record
 
 
@@ -85,8 +83,7 @@ def main(argv=None) -> int:
             for n in args.widths or widths:
                 for rows in args.rows:
                     rec = measure(op, dtype, rows, n, peer_names, launches)
-                    tol = calls.tolerance(op, dtype)
-                    bad += sum(not err < tol for err in rec["rel_err"].values())
+                    bad += tune_records.past_tolerance(rec, calls.tolerance(op, dtype))
                     records.append(rec)
                     us = rec["us"]
                     rest = " ".join(f"{k} {v:6.2f}" for k, v in us.items()
@@ -94,13 +91,8 @@ def main(argv=None) -> int:
                     print(f"{op:<15}{rec['dtype']:<9}{f'{rows}x{n}':<11} four {us['four']:6.2f}"
                           f" one {us['one']:6.2f} x{us['four'] / us['one']:.2f}  {rest}",
                           flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "memopt": torch_memopt.__version__, "copy_gbps": copy,
-                       "records": records}, f, indent=1)
-    print(f"{bad} outputs past tolerance" if bad else "all outputs within tolerance")
-    return 1 if bad else 0
+    tune_records.write(args.out, records, copy_gbps=copy)
+    return tune_records.finish(bad)
 
 
 if __name__ == "__main__":

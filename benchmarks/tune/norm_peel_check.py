@@ -10,13 +10,11 @@ keeps the faster"). The switch is ``torch_memopt._C._set_norm_peel`` (2 forces t
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import torch
 
-import torch_memopt
-from torch_memopt.bench import calls, peers
+from torch_memopt.bench import calls, peers, tune_records
 from torch_memopt.bench.timing import copy_gbps, kernel_ms
 from torch_memopt.testing.switches import NARROW_PACKS, PEELED, norm_switches
 
@@ -52,7 +50,7 @@ def measure(op, dtype, rows, n, options):
     if liger is not None:
         record["us"]["liger"] = liger
     _, nbytes = calls.work(op, calls.rows_shape(rows, n), dtype, options)
-    record["gbps"] = {k: nbytes / (us * 1e-6) / 1e9 for k, us in record["us"].items()}
+    record["gbps"] = tune_records.gbps(record["us"], nbytes)
     return record
 
 
@@ -76,8 +74,7 @@ def main(argv=None) -> int:
                 neighbour = measure(op, dtype, rows, aligned, options)
                 rec["aligned_gbps"] = neighbour["gbps"]["peeled"]
                 rec["copy_gbps"] = copy
-                tol = calls.tolerance(op, dtype)
-                bad += sum(not err < tol for err in rec["rel_err"].values())
+                bad += tune_records.past_tolerance(rec, calls.tolerance(op, dtype))
                 records.append(rec)
                 g = rec["gbps"]
                 liger = g.get("liger")
@@ -86,12 +83,8 @@ def main(argv=None) -> int:
                       f"{g['narrow']:8.0f}{rec['aligned_gbps']:8.0f}"
                       f"{(f'{liger:8.0f}' if liger else '       -')}  "
                       f"x{rec['us']['narrow'] / rec['us']['peeled']:.2f}, x{ratio}", flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "memopt": torch_memopt.__version__, "records": records}, f, indent=1)
-    print(f"{bad} outputs past tolerance" if bad else "all outputs within tolerance")
-    return 1 if bad else 0
+    tune_records.write(args.out, records)
+    return tune_records.finish(bad)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,12 @@ softmax_cuda.cu is read off this table.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import torch
 
 import torch_memopt
-from torch_memopt.bench import calls, peers
+from torch_memopt.bench import calls, peers, tune_records
 from torch_memopt.bench.timing import copy_gbps, kernel_ms
 
 # (dtype, width, row counts): 16-bit rows one block's buffers fit (32000: a ring of 3;
@@ -81,7 +80,7 @@ def measure(dtype, rows, n):
     if liger is not None:
         record["us"]["liger"] = liger
     _, nbytes = calls.work("softmax", shape, dtype, {})
-    record["gbps"] = {k: nbytes / (us * 1e-6) / 1e9 for k, us in record["us"].items()}
+    record["gbps"] = tune_records.gbps(record["us"], nbytes)
     return record
 
 
@@ -99,8 +98,7 @@ def main(argv=None) -> int:
         for rows in row_counts:
             rec = measure(dtype, rows, n)
             rec["copy_gbps"] = copy
-            tol = calls.tolerance("softmax", dtype)
-            bad += sum(not err < tol for err in rec["rel_err"].values())
+            bad += tune_records.past_tolerance(rec, calls.tolerance("softmax", dtype))
             records.append(rec)
             pct = {k: 100 * g / copy for k, g in rec["gbps"].items()}
             staged_best = min((us for k, us in rec["us"].items() if k.startswith("staged")),
@@ -109,13 +107,8 @@ def main(argv=None) -> int:
             print(f"{rec['dtype']:<9}{f'{rows}x{n}':<14}"
                   + "".join(f"{pct[k]:8.0f}%" if k in pct else "        -" for k in names)
                   + f"   {gain}", flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "memopt": torch_memopt.__version__, "copy_gbps": copy,
-                       "records": records}, f, indent=1)
-    print(f"{bad} outputs past tolerance" if bad else "all outputs within tolerance")
-    return 1 if bad else 0
+    tune_records.write(args.out, records, copy_gbps=copy)
+    return tune_records.finish(bad)
 
 
 if __name__ == "__main__":

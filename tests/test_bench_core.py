@@ -335,3 +335,14 @@ def test_tune_records_gbps_tolerance_and_exit_status(capsys):
     assert tune_records.finish(2) == 1 and tune_records.finish(0) == 0
     assert capsys.readouterr().out.splitlines() == ["2 outputs past tolerance",
                                                     "all outputs within tolerance"]
+
+
+def test_tune_records_times_a_norm_case_under_each_switch_setting():
+    from torch_memopt.bench import tune_records
+
+    launches = {"rule": {}, "four packs": {"few_rows": 0}}
+    rec = tune_records.switched_record("rms_norm", torch.float32, 3, 40, launches, ("eager",),
+                                       device="cpu")
+    assert set(rec["us"]) == {"rule", "four packs", "eager"} and set(rec["rel_err"]) == set(launches)
+    assert all(err < 1e-5 for err in rec["rel_err"].values()), rec["rel_err"]
+    assert all(g > 0 for g in rec["gbps"].values())

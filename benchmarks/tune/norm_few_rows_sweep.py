@@ -23,9 +23,9 @@ import sys
 
 import torch
 
-from torch_memopt.bench import calls, peers, tune_records
-from torch_memopt.bench.timing import copy_gbps, kernel_ms
-from torch_memopt.testing.switches import EARLY_ANY_GRID, LATE, norm_switches
+from torch_memopt.bench import calls, tune_records
+from torch_memopt.bench.timing import copy_gbps
+from torch_memopt.testing.switches import EARLY_ANY_GRID, LATE
 
 OPS = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm")
 ROWS = (64, 128, 512, 2048, 4096, 16384)
@@ -39,24 +39,6 @@ PARAMS_ANY_GRID = {"four+regs": {"few_rows": 0, "param_stage": EARLY_ANY_GRID},
 # Read after the reductions: past one wave what the rule did before rms_norm held its
 # weight in registers at any grid.
 PARAMS_LATE = {"four+late": {"few_rows": 0, "param_stage": LATE}}
-
-
-def measure(op, dtype, rows, n, peer_names, launches):
-    options = {}
-    inputs = calls.make_inputs(op, calls.rows_shape(rows, n), dtype, "cuda", options)
-    ref = calls.reference(op, inputs, options)
-    ours = calls.ours(op, "auto", options)
-    record = {"op": op, "dtype": calls.dtype_name(dtype), "rows": rows, "N": n, "us": {},
-              "rel_err": {}}
-    for name, switches in launches.items():
-        with norm_switches(**switches):
-            record["rel_err"][name] = calls.relative_error(ours(*inputs), ref)
-            record["us"][name] = kernel_ms(lambda: ours(*inputs)) * 1e3
-    for name, call in peers.runnable(peer_names, op, options, torch.device("cuda")).items():
-        record["us"][name] = kernel_ms(lambda: call(*inputs)) * 1e3
-    _, nbytes = calls.work(op, calls.rows_shape(rows, n), dtype, options)
-    record["gbps"] = tune_records.gbps(record["us"], nbytes)
-    return record
 
 
 def main(argv=None) -> int:
@@ -82,7 +64,7 @@ def main(argv=None) -> int:
         for op in args.ops:
             for n in args.widths or widths:
                 for rows in args.rows:
-                    rec = measure(op, dtype, rows, n, peer_names, launches)
+                    rec = tune_records.switched_record(op, dtype, rows, n, launches, peer_names)
                     bad += tune_records.past_tolerance(rec, calls.tolerance(op, dtype))
                     records.append(rec)
                     us = rec["us"]

@@ -14,9 +14,9 @@ import sys
 
 import torch
 
-from torch_memopt.bench import calls, peers, tune_records
-from torch_memopt.bench.timing import copy_gbps, kernel_ms
-from torch_memopt.testing.switches import NARROW_PACKS, PEELED, norm_switches
+from torch_memopt.bench import calls, tune_records
+from torch_memopt.bench.timing import copy_gbps
+from torch_memopt.testing.switches import NARROW_PACKS, PEELED
 
 OPS = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm")
 # (rows, off-pack width, its aligned neighbour)
@@ -25,33 +25,13 @@ SHAPES = [(16384, 4100, 4096), (4096, 4100, 4096), (16384, 2050, 2048), (512, 20
 QUICK = [(16384, 4100, 4096), (16384, 2050, 2048)]
 
 
-def liger_us(op, inputs, options):
-    if not peers.serves("liger", op, torch.device("cuda")):
-        return None
-    try:
-        call = peers.build("liger", op, options, torch.device("cuda"))
-    except peers.Unavailable:
-        return None
-    return kernel_ms(lambda: call(*inputs)) * 1e3
+# The two kernels of a row off the 16-byte pack, forced.
+LAUNCHES = {"peeled": {"peel": PEELED}, "narrow": {"peel": NARROW_PACKS}}
 
 
-def measure(op, dtype, rows, n, options):
+def measure(op, dtype, rows, n):
     """Times (us) and errors of one off-pack case; GB/s from calls.work's bytes."""
-    inputs = calls.make_inputs(op, calls.rows_shape(rows, n), dtype, "cuda", options)
-    ref = calls.reference(op, inputs, options)
-    ours = calls.ours(op, "auto", options)
-    record = {"op": op, "dtype": calls.dtype_name(dtype), "rows": rows, "N": n, "us": {},
-              "rel_err": {}}
-    for name, peel in (("peeled", PEELED), ("narrow", NARROW_PACKS)):
-        with norm_switches(peel=peel):
-            record["rel_err"][name] = calls.relative_error(ours(*inputs), ref)
-            record["us"][name] = kernel_ms(lambda: ours(*inputs)) * 1e3
-    liger = liger_us(op, inputs, options)
-    if liger is not None:
-        record["us"]["liger"] = liger
-    _, nbytes = calls.work(op, calls.rows_shape(rows, n), dtype, options)
-    record["gbps"] = tune_records.gbps(record["us"], nbytes)
-    return record
+    return tune_records.switched_record(op, dtype, rows, n, LAUNCHES)
 
 
 def main(argv=None) -> int:
@@ -68,10 +48,9 @@ def main(argv=None) -> int:
           f"{'liger':>8}  GB/s; peeled/narrow, peeled/liger")
     for dtype in dtypes:
         for op in OPS:
-            options = {}
             for rows, n, aligned in shapes:
-                rec = measure(op, dtype, rows, n, options)
-                neighbour = measure(op, dtype, rows, aligned, options)
+                rec = measure(op, dtype, rows, n)
+                neighbour = measure(op, dtype, rows, aligned)
                 rec["aligned_gbps"] = neighbour["gbps"]["peeled"]
                 rec["copy_gbps"] = copy
                 bad += tune_records.past_tolerance(rec, calls.tolerance(op, dtype))

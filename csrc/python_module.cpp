@@ -280,7 +280,8 @@ PyMethodDef methods[] = {
     {"_set_norm_param_stage", set_norm_param_stage, METH_VARARGS,
      "_set_norm_param_stage(mode) -> previous: the vectorized norm kernel's weight and bias at "
      "small grids read after the reductions (0), early (1, the default: in registers, staged or "
-     "prefetched) or prefetched towards L2 (2; read late where 1 would hold them in registers)"},
+     "prefetched), prefetched towards L2 (2; read late where 1 would hold them in registers) or "
+     "as 1 with them in registers at any grid (3)"},
     {"_set_norm_few_rows", set_norm_few_rows, METH_VARARGS,
      "_set_norm_few_rows(rows) -> previous: the most rows a norm grid may have for its "
      "16-byte-pack rows of up to 256 packs to run one pack a thread (0: never, -1: the rule)"},

@@ -69,10 +69,9 @@ inline bool peel_fits(const NormRows& p, const at::Tensor& residual = {},
 // weight and bias. Those of up to 256 threads a row (kNormParamsInRegisters)
 // load the packs the registers keep into registers with the row, for grids of
 // one wave of that instance, rms_norm's of up to 128 threads at any grid
-// (param_stage says why).
-// Wider, they stage: the elements of weight and bias a block copies into
-// shared memory, the part of a row its registers keep (not the peeled rows), where
-// that is whole 16-byte chunks and fits in
+// (param_stage says why). Wider, they stage: the elements of weight and bias
+// a block copies into shared memory, the part of a row its registers keep
+// (not the peeled rows), where that is whole 16-byte chunks and fits in
 // kNormMaxParamStageBytes (kernels/v04_vectorized.cuh), both start 16-byte
 // aligned (cp.async's 16-byte copies) and the grid is half a wave at most (a
 // block for every other SM): a latency-bound launch, where the parameters'

@@ -205,9 +205,9 @@ __device__ __forceinline__ float cluster_total(float cta_total, float* slot) {
 
 // kEarly: the instance for small grids (one wave of it where it holds the
 // parameters in registers, any grid for rms_norm's weight at up to 128
-// threads a row, half a wave where
-// it stages or prefetches them; see at weight_regs and at the copies, and
-// param_stage in norm_vectorized_launch.cuh), which fetches the parameters early
+// threads a row, half a wave where it stages or prefetches them; see at
+// weight_regs and at the copies, and param_stage in
+// norm_vectorized_launch.cuh), which fetches the parameters early
 // and is not held to the 64-register cap (its grid is not occupancy-bound).
 // The instances for
 // larger grids are compiled without any of it: the staging code compiled into

@@ -178,9 +178,10 @@ PyObject* set_softmax_staged_cluster(PyObject* /*self*/, PyObject* args) {
 // kernel fetches weight and bias at small grids: 0 (or False) after the
 // reductions, 1 (or True, the default) early (into registers with the row,
 // staged in shared memory or prefetched towards L2), 2 prefetched only (read
-// late where the rule would hold them in registers), 3 as 1 with the
-// parameters in registers at any grid (the sweep asking whether that pays past
-// one wave). For the latency probe, the sweep and the tests.
+// late where the rule would hold them in registers), 3 in registers at any
+// grid where the instance holds them there (else prefetched at small grids;
+// the sweep asking whether past one wave pays). For the latency probe, the
+// sweep and the tests.
 PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
   return swap_mode(args, "_set_norm_param_stage",
                    "0 (read late), 1 (early: the rule), 2 (prefetched only) or 3 (early, "
@@ -281,7 +282,7 @@ PyMethodDef methods[] = {
      "_set_norm_param_stage(mode) -> previous: the vectorized norm kernel's weight and bias at "
      "small grids read after the reductions (0), early (1, the default: in registers, staged or "
      "prefetched), prefetched towards L2 (2; read late where 1 would hold them in registers) or "
-     "as 1 with them in registers at any grid (3)"},
+     "in registers at any grid where the instance holds them there, else prefetched (3)"},
     {"_set_norm_few_rows", set_norm_few_rows, METH_VARARGS,
      "_set_norm_few_rows(rows) -> previous: the most rows a norm grid may have for its "
      "16-byte-pack rows of up to 256 packs to run one pack a thread (0: never, -1: the rule)"},

@@ -48,8 +48,10 @@ void set_norm_peel(NormPeel mode);
 // where it cannot; kPrefetch prefetches past 256 threads a row, staging
 // nothing, and reads late up to it. For the latency probe and the tests
 // (torch_memopt._C._set_norm_param_stage).
-// kEarlyAnyGrid: kEarly, and the parameters in registers at any grid, for the
-// sweep that asks whether past one wave pays.
+// kEarlyAnyGrid: the parameters in registers at any grid where the instance
+// holds them there (up to 256 threads a row), for the sweep that asks whether
+// past one wave pays; the wider instances prefetch them at small grids (they
+// do not stage) and read them late past half a wave.
 enum class NormParamFetch : int { kLate = 0, kEarly = 1, kPrefetch = 2, kEarlyAnyGrid = 3 };
 NormParamFetch norm_param_stage();
 void set_norm_param_stage(NormParamFetch mode);

@@ -139,8 +139,7 @@ ParamStage param_stage(const NormRows& p, int64_t blocks, Wave register_wave) {
     // (benchmarks/results/tune/norm_params_{any_grid,late}_h100.json).
     const bool any_grid = fetch == NormParamFetch::kEarlyAnyGrid ||
                           (fetch == NormParamFetch::kEarly && kRms && !kAdd && kThreads <= 128);
-    if (fetch != NormParamFetch::kEarly && !any_grid) return {};
-    if (!any_grid && blocks > register_wave()) return {};
+    if (!any_grid && (fetch != NormParamFetch::kEarly || blocks > register_wave())) return {};
     return {static_cast<int>(std::min<int64_t>(p.row_length, int64_t{kThreads} * kVecs * kVec)),
             0, 0};
   }

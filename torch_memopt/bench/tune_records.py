@@ -9,6 +9,11 @@ from typing import Optional
 
 import torch
 
+import torch_memopt
+from torch_memopt.bench import calls, peers
+from torch_memopt.bench.timing import kernel_ms
+from torch_memopt.testing.switches import norm_switches
+
 
 def switched_record(op: str, dtype: torch.dtype, rows: int, n: int,
                     launches: dict[str, dict], peer_names=("liger",),
@@ -16,10 +21,6 @@ def switched_record(op: str, dtype: torch.dtype, rows: int, n: int,
     """One norm case (``rows`` x ``n``) timed and checked against float64 under each of
     ``launches`` (a name -> the ``norm_switches`` settings), the peers timed beside it, on
     the same inputs: µs and GB/s by name, errors by launch."""
-    from torch_memopt.bench import calls, peers
-    from torch_memopt.bench.timing import kernel_ms
-    from torch_memopt.testing.switches import norm_switches
-
     options: dict = {}
     shape = calls.rows_shape(rows, n)
     inputs = calls.make_inputs(op, shape, dtype, device, options)
@@ -53,8 +54,6 @@ def write(path: Optional[str], records: list[dict], **extra) -> None:
     versions, and ``extra`` (the copy ceiling, ...)."""
     if not path:
         return
-    import torch_memopt
-
     with open(path, "w") as f:
         json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
                    "memopt": torch_memopt.__version__, **extra, "records": records}, f, indent=1)

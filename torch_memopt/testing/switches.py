@@ -6,8 +6,9 @@ after, for the tests, the sanitizer script and the tuning probes:
   True, the default) into registers with the row (up to 256 threads a row, and 512 where a
   parameter's packs take 16 registers a thread, unpeeled), else staged in
   shared memory or prefetched towards L2 where it cannot stage, ``PREFETCH`` prefetched
-  only (read late where ``EARLY`` would hold them in registers), ``EARLY_ANY_GRID`` as
-  ``EARLY`` with the parameters in registers at any grid, not one wave at most (the sweep);
+  only (read late where ``EARLY`` would hold them in registers), ``EARLY_ANY_GRID`` the
+  parameters in registers at any grid where the instance holds them there, not one wave
+  at most, else prefetched at small grids (the sweep);
 - ``peel``: ``_C._set_norm_peel``, which kernel rows off the 16-byte pack take: 0 the
   widest narrow pack that fits, 1 the rule (the default), 2 the peeled kernel;
 - ``few_rows``: ``_C._set_norm_few_rows``, the most rows a grid may have for its

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <c10/util/BFloat16.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -166,6 +167,49 @@ __device__ __forceinline__ float element_of(const PackWords<T, kElems>& p, int j
     } else {
       return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
     }
+  }
+}
+
+// Two fp32 values rounded to T (to nearest even, as static_cast<T> rounds on
+// sm_80+) as one word of two 16-bit elements, `lo` in the low half: one F2FP.
+template <typename T>
+__device__ __forceinline__ uint32_t pack2_rn(float lo, float hi) {
+  static_assert(sizeof(T) == 2, "bf16 or fp16 elements");
+  if constexpr (std::is_same_v<T, c10::BFloat16>) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    uint32_t w;
+    memcpy(&w, &v, sizeof(w));
+    return w;
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    uint32_t w;
+    memcpy(&w, &v, sizeof(w));
+    return w;
+  }
+}
+
+// kElems fp32 values (element j from f(j)) rounded to a pack of 16-bit T held
+// as words, two an F2FP.
+template <typename T, int kElems, typename F>
+__device__ __forceinline__ PackWords<T, kElems> pack_words_from(F f) {
+  PackWords<T, kElems> out;
+#pragma unroll
+  for (int i = 0; i < kElems / 2; ++i) out.w[i] = pack2_rn<T>(f(2 * i), f(2 * i + 1));
+  return out;
+}
+// A pack held as words stored at dst (aligned to its size) in one store of its
+// size, as the words it is: no split into 16-bit registers and back.
+template <typename T, int kElems>
+__device__ __forceinline__ void store_pack_words(Pack<T, kElems>* dst,
+                                                 const PackWords<T, kElems>& p) {
+  constexpr int kBytes = PackWords<T, kElems>::kBytes;
+  static_assert(kBytes == 16 || kBytes == 8 || kBytes == 4, "a pack of 4, 8 or 16 bytes");
+  if constexpr (kBytes == 16) {
+    *reinterpret_cast<uint4*>(dst) = make_uint4(p.w[0], p.w[1], p.w[2], p.w[3]);
+  } else if constexpr (kBytes == 8) {
+    *reinterpret_cast<uint2*>(dst) = make_uint2(p.w[0], p.w[1]);
+  } else {
+    *reinterpret_cast<uint32_t*>(dst) = p.w[0];
   }
 }
 

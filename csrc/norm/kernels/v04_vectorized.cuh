@@ -145,8 +145,10 @@ inline constexpr bool kNormStagesParams =
 // same runs): bf16 512 x 6144 / 8192 -11 / -10%, fp32 512 x 3072 / 4096 -14%,
 // 4096 x 768 -9%, 16384 x 3072 -9%. At 32 threads (bf16 768-1024) the cap cost
 // 8 bytes of stack and 16384 rows +3-5%; at 512 (fp32 6144-8192), +1-2%: those
-// stay uncapped. fp32 add_layer_norm's rows of 64-256 threads likewise: 100-103
-// -> 64 registers, no stack, 2 -> 4 blocks an SM at 256 threads; measured
+// stay uncapped. With the rows held as words (XWords) the 16-bit 32-thread
+// add_rms_norm kernels with 16-bit weights fit 64 without stack (ptxas,
+// sm_90a): capped, untimed. fp32 add_layer_norm's rows of 64-256 threads
+// likewise: 100-103 -> 64 registers, no stack, 2 -> 4 blocks an SM at 256 threads; measured
 // (H100, 2026-12-06, bf16 the unchanged control) 512 x 3072 / 4096 / 4100 -11%,
 // 4096 x 768 / 1024 -5 / -7%, the rest of the grid within 1%. Its bf16 rows
 // stay uncapped (they spill 32-56 bytes at 64); fp16 (70 -> 56) is not timed.
@@ -158,10 +160,12 @@ inline constexpr bool kNormStagesParams =
 template <int kThreads>
 inline constexpr int kNormVecMinBlocksPerSm =
     kMinBlocksAt64Registers<(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads)>;
-template <typename scalar_t, int kThreads, bool kRms, bool kAdd, int kPackBytes, bool kPeel,
-          bool kEarly>
+template <typename scalar_t, typename param_t, int kThreads, bool kRms, bool kAdd, int kPackBytes,
+          bool kPeel, bool kEarly>
 inline constexpr bool kNormUncapped =
-    kEarly || (kAdd && !(kPackBytes == 16 && !kPeel && kThreads >= 64 && kThreads <= 256 &&
+    kEarly || (kAdd && !(kPackBytes == 16 && !kPeel && kThreads <= 256 &&
+                         (kThreads >= 64 || (kRms && sizeof(scalar_t) == 2 &&
+                                             sizeof(param_t) == 2)) &&
                          (kRms || std::is_same_v<scalar_t, float>))) ||
     (!kRms && sizeof(scalar_t) == 2 && kPeel);
 
@@ -218,8 +222,8 @@ template <typename scalar_t, typename param_t, bool kRms, int kThreads, bool kAd
           int kCluster = 1, int kNormVecs = kRowVecs, int kPackBytes = 16, bool kPeel = false,
           bool kEarly = false>
 __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock : kThreads,
-                                  kNormUncapped<scalar_t, kThreads, kRms, kAdd, kPackBytes,
-                                                kPeel, kEarly>
+                                  kNormUncapped<scalar_t, param_t, kThreads, kRms, kAdd,
+                                                kPackBytes, kPeel, kEarly>
                                       ? 1
                                       : kNormVecMinBlocksPerSm<kThreads>)
     norm_vectorized_kernel(const scalar_t* __restrict__ x, const param_t* __restrict__ weight,
@@ -235,6 +239,24 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   constexpr int kRowsPerBlock = kBlock / kThreads;
   using XPack = Pack<scalar_t, kVec>;
   using PPack = Pack<param_t, kVec>;
+  // 16-bit rows held as the 32-bit words they load as (XWords), each element
+  // taken out by a shift or a mask where it is used (element_of) and two
+  // results rounded into a word by one F2FP (pack_words_from): held as packs
+  // of 16-bit elements, every load was split into one register an element
+  // (a PRMT each) and every store put back together (another), 20-25
+  // instructions a pack.
+  // Only where the kernel is not held to 64 registers (uncapped, under 1024
+  // threads), and in the 32-thread 16-bit add_rms_norm rows capped with it:
+  // in the other capped kernels the words cost 8-16 bytes of stack (ptxas,
+  // sm_90a, norm_cuda.cu 32 -> 88; norm_packs_4.cu's 1024-thread bf16
+  // layer_norm 0 -> 8).
+  constexpr bool kWords =
+      sizeof(scalar_t) == 2 && sizeof(param_t) == 2 && kVec % 2 == 0 &&
+      ((kThreads < 1024 &&
+        kNormUncapped<scalar_t, param_t, kThreads, kRms, kAdd, kPackBytes, kPeel, kEarly>) ||
+       (kAdd && kRms && kThreads == 32));
+  using XWords = PackWords<scalar_t, kVec>;
+  using RowPack = std::conditional_t<kWords, XWords, XPack>;
   static_assert(kCluster == 1 || kRowsPerBlock == 1, "a cluster splits one row a CTA group");
   static_assert(!kPeel || (kCluster == 1 && kPackBytes == 16), "peeled rows: one CTA, 16-byte packs");
   __shared__ float scratch[kBlock / 32];
@@ -273,18 +295,31 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   XPack* sr = kAdd ? reinterpret_cast<XPack*>(sum_out + row * row_length + head) : nullptr;
   // kAdd: a + b rounded to scalar_t (as `input + residual`), stored as pack
   // pk of sum_out.
-  const auto add_pack = [&](int pk, const XPack& a, const XPack& b) {
-    XPack s;
+  const auto add_pack = [&](int pk, const RowPack& a, const RowPack& b) {
+    if constexpr (kWords) {
+      const XWords s = pack_words_from<scalar_t, kVec>(
+          [&](int j) { return element_of(a, j) + element_of(b, j); });
+      store_pack_words(sr + pk, s);
+      return s;
+    } else {
+      XPack s;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        s.v[j] = static_cast<scalar_t>(static_cast<float>(a.v[j]) + static_cast<float>(b.v[j]));
+      }
+      sr[pk] = s;
+      return s;
+    }
+  };
+  const auto to_float = [](const RowPack& a, float (&v)[kVec]) {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      s.v[j] = static_cast<scalar_t>(static_cast<float>(a.v[j]) + static_cast<float>(b.v[j]));
+      if constexpr (kWords) {
+        v[j] = element_of(a, j);
+      } else {
+        v[j] = static_cast<float>(a.v[j]);
+      }
     }
-    sr[pk] = s;
-    return s;
-  };
-  const auto to_float = [](const XPack& a, float (&v)[kVec]) {
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(a.v[j]);
   };
   // Pack pk of `rows` in one load of kPackBytes (common/pack.cuh's
   // load_pack). Read as `rows[pk]`, the 16-bit packs compiled to 8
@@ -295,7 +330,13 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // false): they compiled to whole-pack loads already, and through load_pack
   // their 4-byte-pack kernels spilled 80-104 more bytes at the 64-register cap.
   constexpr bool kWholeLoads = sizeof(scalar_t) < 4;
-  const auto pack_at = [](const XPack* rows, int pk) { return load_pack(rows + pk); };
+  const auto pack_at = [](const XPack* rows, int pk) {
+    if constexpr (kWords) {
+      return load_pack_words(rows + pk);
+    } else {
+      return load_pack(rows + pk);
+    }
+  };
   // Pack pk of the row to normalize, in fp32: x, or x + residual rounded to
   // scalar_t and written to sum_out on the first pass.
   const auto load = [&](int pk, float (&v)[kVec], bool first_pass) {
@@ -367,18 +408,21 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // would not fit (kNormKeepsPacks), else converted once.
   using Cached = std::conditional_t<
       kNormKeepsPacks<kThreads, kAdd, kPeel, kPackBytes, kEarly, (sizeof(param_t) > sizeof(scalar_t))>,
-      XPack, Pack<float, kVec>>;
-  constexpr bool kCachesPacks = std::is_same_v<Cached, XPack>;
+      RowPack, Pack<float, kVec>>;
+  constexpr bool kCachesPacks = std::is_same_v<Cached, RowPack>;
   static_assert(kCachesPacks || !kAdd, "the fused add's fill below keeps packs");
-  const auto as_floats = [](const XPack& a) {
+  const auto as_floats = [&](const RowPack& a) {
     Pack<float, kVec> c;
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) c.v[j] = static_cast<float>(a.v[j]);
+    to_float(a, c.v);
     return c;
   };
-  const auto cached_to_float = [](const Cached& c, float (&v)[kVec]) {
+  const auto cached_to_float = [&](const Cached& c, float (&v)[kVec]) {
+    if constexpr (std::is_same_v<Cached, RowPack>) {
+      to_float(c, v);
+    } else {
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(c.v[j]);
+      for (int j = 0; j < kVec; ++j) v[j] = c.v[j];
+    }
   };
   // Pack pk of a parameter from q = weight + head or bias + head on (kPeel:
   // aligned to what that leaves, the same for every thread of the row).
@@ -482,7 +526,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     // pack's store between its loads and the next pack's (sum_out may alias
     // x as far as the compiler knows), every pack waited out a round trip
     // to memory: 16384 x 4096 bf16 at 82% of copy, 0.89x Liger.
-    XPack a[kNormVecs], b[kNormVecs];
+    RowPack a[kNormVecs], b[kNormVecs];
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
@@ -491,7 +535,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
 #pragma unroll
     for (int k = 0; k < kNormVecs; ++k) {
       const int pk = first + t + k * kThreads;
-      cache[k] = pk < end ? add_pack(pk, a[k], b[k]) : XPack{};  // (kAdd keeps packs)
+      cache[k] = pk < end ? add_pack(pk, a[k], b[k]) : RowPack{};  // (kAdd keeps packs)
     }
   } else {
 #pragma unroll
@@ -500,7 +544,7 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       if constexpr (kCachesPacks && !kWholeLoads) {
         cache[k] = pk < end ? xr[pk] : XPack{};
       } else if constexpr (kCachesPacks) {
-        cache[k] = pk < end ? pack_at(xr, pk) : XPack{};
+        cache[k] = pk < end ? pack_at(xr, pk) : RowPack{};
       } else {
         cache[k] = pk < end ? as_floats(pack_at(xr, pk)) : Cached{};
       }
@@ -620,14 +664,23 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
     PPack w{}, b{};
     if (wr != nullptr) w = param_pack(wr, pk);
     if (br != nullptr) b = param_pack(br, pk);
-    XPack out;
+    if constexpr (kWords) {
+      store_pack_words(yr + pk, pack_words_from<scalar_t, kVec>([&](int j) {
+                         return normalize_by<kRms>(
+                             in[j], mean, inv_std,
+                             weight != nullptr ? static_cast<float>(w.v[j]) : 1.f,
+                             bias != nullptr ? static_cast<float>(b.v[j]) : 0.f);
+                       }));
+    } else {
+      XPack out;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      out.v[j] = static_cast<scalar_t>(normalize_by<kRms>(
-          in[j], mean, inv_std, weight != nullptr ? static_cast<float>(w.v[j]) : 1.f,
-          bias != nullptr ? static_cast<float>(b.v[j]) : 0.f));
+      for (int j = 0; j < kVec; ++j) {
+        out.v[j] = static_cast<scalar_t>(normalize_by<kRms>(
+            in[j], mean, inv_std, weight != nullptr ? static_cast<float>(w.v[j]) : 1.f,
+            bias != nullptr ? static_cast<float>(b.v[j]) : 0.f));
+      }
+      yr[pk] = out;
     }
-    yr[pk] = out;
   };
   const auto write_cached = [&](const param_t* wr, const param_t* br) {
 #pragma unroll
@@ -653,13 +706,21 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
         if (pk >= end) continue;
         float in[kVec];
         cached_to_float(cache[k], in);
-        XPack out;
+        if constexpr (kWords) {
+          store_pack_words(yr + pk, pack_words_from<scalar_t, kVec>([&](int j) {
+                             return normalize_by<kRms>(in[j], mean, inv_std,
+                                                       weight_at(weight_regs[k], j),
+                                                       bias_at(bias_regs[k], j));
+                           }));
+        } else {
+          XPack out;
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          out.v[j] = static_cast<scalar_t>(normalize_by<kRms>(
-              in[j], mean, inv_std, weight_at(weight_regs[k], j), bias_at(bias_regs[k], j)));
+          for (int j = 0; j < kVec; ++j) {
+            out.v[j] = static_cast<scalar_t>(normalize_by<kRms>(
+                in[j], mean, inv_std, weight_at(weight_regs[k], j), bias_at(bias_regs[k], j)));
+          }
+          yr[pk] = out;
         }
-        yr[pk] = out;
       }
     }
   };

@@ -147,8 +147,10 @@ inline constexpr bool kNormStagesParams =
 // 8 bytes of stack and 16384 rows +3-5%; at 512 (fp32 6144-8192), +1-2%: those
 // stay uncapped. With the rows held as words (XWords) the 16-bit 32-thread
 // add_rms_norm kernels with 16-bit weights fit 64 without stack (ptxas,
-// sm_90a): capped, untimed. fp32 add_layer_norm's rows of 64-256 threads
-// likewise: 100-103 -> 64 registers, no stack, 2 -> 4 blocks an SM at 256 threads; measured
+// sm_90a: 80 -> 64 registers), so they are capped: with the words, bf16
+// 4096 x 768 / 1024 -11.8 / -11.5% (H100 A/B, 2026-12-07). fp32
+// add_layer_norm's rows of 64-256 threads likewise: 100-103 -> 64 registers,
+// no stack, 2 -> 4 blocks an SM at 256 threads; measured
 // (H100, 2026-12-06, bf16 the unchanged control) 512 x 3072 / 4096 / 4100 -11%,
 // 4096 x 768 / 1024 -5 / -7%, the rest of the grid within 1%. Its bf16 rows
 // stay uncapped (they spill 32-56 bytes at 64); fp16 (70 -> 56) is not timed.
@@ -244,7 +246,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
   // results rounded into a word by one F2FP (pack_words_from): held as packs
   // of 16-bit elements, every load was split into one register an element
   // (a PRMT each) and every store put back together (another), 20-25
-  // instructions a pack.
+  // instructions a pack. Measured (H100 A/B, 2026-12-07, bf16): add_rms_norm
+  // -4 to -5% at 1-64 rows, -3% at 4096 (-12% at 768-1024 columns), the other
+  // norms within 1%.
   // Only where the kernel is not held to 64 registers (uncapped, under 1024
   // threads), and in the 32-thread 16-bit add_rms_norm rows capped with it:
   // in the other capped kernels the words cost 8-16 bytes of stack (ptxas,

@@ -151,6 +151,10 @@ def test_norm_grid_is_issue_17s_grid_and_digests_its_targets():
     # S = 512: the issue's 32 x 16 heads x 512 x 512
     assert {"rows": 32 * 16 * 512, "N": 512} in [c.shape for c in attention]
     assert len(case_list("norm-grid", quick=True)) == 2 * (4 * 2 + 2)
+    # fp16 is outside the issue's grid: timed only when --dtype names it
+    assert "float16" not in {c.dtype for c in cases}
+    asked = case_list("norm-grid", quick=True, dtypes=[torch.float16, torch.bfloat16])
+    assert sorted({c.dtype for c in asked}) == ["bfloat16", "float16"] and len(asked) == 2 * 10
     assert all(c.shape["rows"] < 10 for c in case_list("norm-grid", quick=False,
                                                          device=torch.device("cpu")))
 

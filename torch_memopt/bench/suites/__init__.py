@@ -44,8 +44,13 @@ class Context:
     def cuda(self) -> bool:
         return self.device.type == "cuda"
 
-    def pick_dtypes(self, default: list[torch.dtype]) -> list[torch.dtype]:
-        return [d for d in default if d in self.dtypes] if self.dtypes else list(default)
+    def pick_dtypes(self, default: list[torch.dtype],
+                    on_request: tuple[torch.dtype, ...] = ()) -> list[torch.dtype]:
+        """The suite's ``default`` dtypes that ``--dtype`` keeps, and those of ``on_request``
+        it names (dtypes a suite times only when asked: outside its committed grid)."""
+        if not self.dtypes:
+            return list(default)
+        return [d for d in (*default, *on_request) if d in self.dtypes]
 
     def wants_op(self, op: str) -> bool:
         return self.ops is None or op in self.ops

@@ -5,7 +5,7 @@ ceiling, same process, same inputs (issue 17: "each choice is measured, and the 
 keeps the faster"). The switch is ``torch_memopt._C._set_norm_peel`` (2 forces the peel,
 0 the narrow packs; auto's rule in norm_narrow_packs.cu is read off this script's table).
 
-    python benchmarks/tune/norm_peel_check.py [--out norm_peel.json] [--quick]
+    python benchmarks/tune/norm_peel_check.py [--out norm_peel.json] [--quick | --few-rows]
 """
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ OPS = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm")
 SHAPES = [(16384, 4100, 4096), (4096, 4100, 4096), (16384, 2050, 2048), (512, 2050, 2048),
           (4096, 6150, 6144), (16384, 1025, 1024)]
 QUICK = [(16384, 4100, 4096), (16384, 2050, 2048)]
+# Decode rows: the rule above was read off 512-16384 rows; at 1 row the fused adds at 4100 /
+# 2050 (8-byte packs) ran 0.83-0.85 of their aligned neighbour's GB/s (H100 grid, 0a9a4b6).
+FEW_ROWS = [(rows, n, aligned) for rows in (1, 8, 64) for n, aligned in ((4100, 4096), (2050, 2048))]
 
 
 # The two kernels of a row off the 16-byte pack, forced.
@@ -38,10 +41,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
     parser.add_argument("--quick", action="store_true", help="two shapes, bf16 only")
+    parser.add_argument("--few-rows", action="store_true", help="1-64 rows x 4100 / 2050")
     args = parser.parse_args(argv)
     copy = copy_gbps(torch.device("cuda"))
     records, bad = [], 0
-    shapes = QUICK if args.quick else SHAPES
+    shapes = QUICK if args.quick else FEW_ROWS if args.few_rows else SHAPES
     dtypes = (torch.bfloat16,) if args.quick else (torch.bfloat16, torch.float32)
     print(f"copy {copy:.0f} GB/s")
     print(f"{'op':<15}{'dtype':<9}{'shape':<12}{'peeled':>8}{'narrow':>8}{'aligned':>8}"

@@ -1,6 +1,7 @@
 """Issue 17's acceptance grid: the norms, the fused add + norms and softmax at every width
 a model meets, aligned and off the 16-byte pack, from decode rows to full batches,
-against eager, torch.compile and Liger-Kernel on the same inputs, bfloat16 and float32.
+against eager, torch.compile and Liger-Kernel on the same inputs, bfloat16 and float32 (float16
+as well when --dtype names it: outside the issue's grid).
 
 - rms_norm, layer_norm, add_rms_norm, add_layer_norm: N in {768, 1024, 2048, 2050, 3072,
   4096, 4100, 6144, 8192} x rows in {1, 8, 64, 512, 4096, 16384}.

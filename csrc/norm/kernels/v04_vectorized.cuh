@@ -673,6 +673,9 @@ __global__ void __launch_bounds__(kThreads < kNormVecMinBlock ? kNormVecMinBlock
       // -6.3 / -2.2%, the rest of both grids -8.5 to +3%. Not RMSNorm's
       // weight: the same change there grew norm_cuda.cu's early instances by
       // 280-350 instructions (sm_90a), though it shrank the peeled ones 1-5%.
+      // (param_words above, again: one lambda hoisted out of that early
+      // block for both grew every early rms_norm instance of norm_cuda.cu by
+      // 176-232 instructions, sm_90a, though their code had not changed)
       const auto words = [&](const param_t* q) {
         if constexpr (kPeel) {  // (as param_pack)
           return load_pack_words_aligned_to<param_t, kVec>(

@@ -12,6 +12,7 @@
 #include "norm/norm_common.h"
 #include "softmax/softmax_common.h"
 
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <vector>
@@ -189,21 +190,38 @@ PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
                    memopt::norm_param_stage, memopt::set_norm_param_stage, 3);
 }
 
+// A process-wide bound of rows set from Python: the bound parsed from `args`
+// (>= 0, or -1 for the rule; else a ValueError), set, and the previous
+// override returned.
+PyObject* swap_rows_bound(PyObject* args, const char* name, int64_t (*get)(),
+                          void (*set)(int64_t)) {
+  long long rows = -1;
+  if (!PyArg_ParseTuple(args, "L", &rows)) return nullptr;
+  if (rows < -1) {
+    PyErr_Format(PyExc_ValueError, "%s: expected rows >= 0, or -1 (the rule), got %lld", name,
+                 rows);
+    return nullptr;
+  }
+  const long long previous = get();
+  set(rows);
+  return PyLong_FromLongLong(previous);
+}
+
 // _set_norm_few_rows(n) -> the previous bound: the most rows a norm grid may
 // have for its 16-byte-pack rows of up to 256 packs to run one pack a thread,
 // any dtype (0 turns that off, -1 restores the rule: memopt::kNormFewRows16
 // and kNormFewRows32). For the tuning sweep and the tests.
 PyObject* set_norm_few_rows(PyObject* /*self*/, PyObject* args) {
-  long long rows = -1;
-  if (!PyArg_ParseTuple(args, "L", &rows)) return nullptr;
-  if (rows < -1) {
-    PyErr_Format(PyExc_ValueError,
-                 "_set_norm_few_rows: expected rows >= 0, or -1 (the rule), got %lld", rows);
-    return nullptr;
-  }
-  const long long previous = memopt::norm_few_rows_override();
-  memopt::set_norm_few_rows(rows);
-  return PyLong_FromLongLong(previous);
+  return swap_rows_bound(args, "_set_norm_few_rows", memopt::norm_few_rows_override,
+                         memopt::set_norm_few_rows);
+}
+
+// _set_softmax_few_rows(n) -> the previous bound: the same for softmax's
+// online rows of 33-512 packs (memopt::kSoftmaxFewRows16 and
+// kSoftmaxFewRows32 by the rule).
+PyObject* set_softmax_few_rows(PyObject* /*self*/, PyObject* args) {
+  return swap_rows_bound(args, "_set_softmax_few_rows", memopt::softmax_few_rows_override,
+                         memopt::set_softmax_few_rows);
 }
 
 // _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every
@@ -286,6 +304,10 @@ PyMethodDef methods[] = {
     {"_set_norm_few_rows", set_norm_few_rows, METH_VARARGS,
      "_set_norm_few_rows(rows) -> previous: the most rows a norm grid may have for its "
      "16-byte-pack rows of up to 256 packs to run one pack a thread (0: never, -1: the rule)"},
+    {"_set_softmax_few_rows", set_softmax_few_rows, METH_VARARGS,
+     "_set_softmax_few_rows(rows) -> previous: the most rows a softmax grid may have for its "
+     "16-byte-pack rows of 33-512 packs to run one pack a thread on online (0: never, -1: the "
+     "rule)"},
     {"_wgmma_tiles", wgmma_tiles, METH_NOARGS,
      "_wgmma_tiles() -> [(m, n), ...]: every output tile the wgmma rung is built for"},
     {"_wgmma_linear_only_tiles", wgmma_linear_only_tiles, METH_NOARGS,

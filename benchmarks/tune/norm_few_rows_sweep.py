@@ -12,9 +12,14 @@ row at any grid (``_C._set_norm_param_stage(3)``; the rule does so for one wave 
 at most), for the grids past the bound where ours still trails torch.compile (H100 grid at
 0a9a4b6: bf16 add_rms_norm 4096 x 768 / 1024 0.86 / 0.87x, fp32 rms_norm 4096 x 768 0.89x);
 --params-late adds four packs a thread with the parameters read after the reductions.
+--ops softmax: softmax's same two launches of online's rows of 33-512 packs, switched by
+``_C._set_softmax_few_rows`` (softmax_launch.cuh's launch_online_few_rows; at 1-512 rows
+of 2048 ours trailed Liger-Kernel by 8-16%, H100 grid at 0a9a4b6), at the softmax grid's
+widths that launch takes (1000 and 2048).
 
     python benchmarks/tune/norm_few_rows_sweep.py [--out sweep.json] [--compile]
         [--params-any-grid] [--params-late] [--rows 2048 4096] [--widths 768 1024]
+        [--ops softmax]
 """
 from __future__ import annotations
 
@@ -31,6 +36,8 @@ OPS = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm")
 ROWS = (64, 128, 512, 2048, 4096, 16384)
 # Up to 256 16-byte packs a row: the widths the one-pack launch can take.
 WIDTHS = {torch.bfloat16: (768, 1024, 2048, 2050), torch.float32: (768, 1024)}
+# Softmax's: 125 / 256 packs bf16, 250 / 512 fp32 (issue 17's grid; up to 512 packs).
+SOFTMAX_WIDTHS = {torch.bfloat16: (1000, 2048), torch.float32: (1000, 2048)}
 ALWAYS = 1 << 40
 # name -> the switches (few_rows bound, parameter fetch)
 LAUNCHES = {"four": {"few_rows": 0}, "one": {"few_rows": ALWAYS}}
@@ -45,7 +52,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
     parser.add_argument("--compile", action="store_true", help="torch.compile as a peer too")
-    parser.add_argument("--ops", nargs="*", default=list(OPS))
+    parser.add_argument("--ops", nargs="*", default=list(OPS),
+                        help="norm ops (default: all four), or softmax")
     parser.add_argument("--rows", nargs="*", type=int, default=list(ROWS))
     parser.add_argument("--widths", nargs="*", type=int, default=None,
                         help="columns (default: 768-2050 bf16, 768-1024 fp32)")
@@ -54,14 +62,18 @@ def main(argv=None) -> int:
     parser.add_argument("--params-late", action="store_true",
                         help="also four packs a thread with the parameters read late")
     args = parser.parse_args(argv)
+    if "softmax" in args.ops and (args.params_any_grid or args.params_late):
+        parser.error("--params-any-grid / --params-late switch the norms' parameters: "
+                     "not with --ops softmax")
     launches = {**LAUNCHES, **(PARAMS_ANY_GRID if args.params_any_grid else {}),
                 **(PARAMS_LATE if args.params_late else {})}
     peer_names = ("liger", "compile") if args.compile else ("liger",)
     copy = copy_gbps(torch.device("cuda"))
     print(f"copy {copy:.0f} GB/s; us, four packs a thread and one, forced")
     records, bad = [], 0
-    for dtype, widths in WIDTHS.items():
+    for dtype in WIDTHS:
         for op in args.ops:
+            widths = (SOFTMAX_WIDTHS if op == "softmax" else WIDTHS)[dtype]
             for n in args.widths or widths:
                 for rows in args.rows:
                     rec = tune_records.switched_record(op, dtype, rows, n, launches, peer_names)

@@ -11,6 +11,7 @@ namespace memopt {
 namespace {
 
 std::atomic<int> g_staged_cluster{0};
+std::atomic<int64_t> g_softmax_few_rows{-1};  // -1: the rule
 
 }  // namespace
 
@@ -18,6 +19,18 @@ int staged_cluster_override() { return g_staged_cluster.load(std::memory_order_r
 
 void set_staged_cluster_override(int cluster) {
   g_staged_cluster.store(cluster, std::memory_order_relaxed);
+}
+
+int64_t softmax_few_rows_override() {
+  return g_softmax_few_rows.load(std::memory_order_relaxed);
+}
+int64_t softmax_few_rows(int64_t element_size) {
+  const int64_t bound = softmax_few_rows_override();
+  if (bound >= 0) return bound;
+  return element_size == 2 ? kSoftmaxFewRows16 : kSoftmaxFewRows32;
+}
+void set_softmax_few_rows(int64_t rows) {
+  g_softmax_few_rows.store(rows, std::memory_order_relaxed);
 }
 
 SoftmaxRows prepare_softmax_rows(const at::Tensor& input, int64_t dim,

@@ -104,7 +104,42 @@ void launch_online_fewest(const SoftmaxRows& p, int64_t rows, int64_t packs, cud
   launch(std::integral_constant<int, 1024>{});
 }
 
-// The 16-byte online kernel sized to the row: row_vecs packs a thread, and
+// Grids of softmax_few_rows (softmax_common.h) rows or fewer spread each
+// 16-byte-pack row of 33-512 packs (264-4096 16-bit columns, 132-2048 fp32)
+// over 128-512 threads, one pack a thread, instead of row_vecs' four over
+// 16-128. A few rows are latency-bound: the time is the row's trip to memory
+// plus each warp's chain of loads, exponentials and merges, and four packs a
+// thread make that chain four times as long on a quarter of the warps. The
+// norms' same launch gained 3-9% at 1-64 rows of 768-2050 (H100,
+// norm_vectorized_launch.cuh); softmax trails Liger-Kernel where it does not
+// have it (H100 grid at 0a9a4b6, us, ours / Liger: bf16 1 / 8 / 64 / 512 x
+// 2048 5.12 / 5.15 / 5.31 / 6.30 against 4.70 / 4.72 / 4.86 / 5.70, whose
+// rows of 2048 take 256 threads; fp32 8 x 2048 5.06 against 4.22). Rows of
+// up to 32 packs keep their several rows a warp: one pack a thread would
+// leave most of a 128-thread block idle behind a block-wide merge. The row's
+// sums take another order than in a larger grid, so its output may differ
+// from that grid's in the last bit (each grid is deterministic run to run).
+constexpr int64_t kSoftmaxFewRowsMinPacks = 33, kSoftmaxFewRowsMaxPacks = 512;
+
+template <typename in_t, typename out_t, bool kPeel>
+bool launch_online_few_rows(const SoftmaxRows& p, int64_t rows, int64_t packs,
+                            cudaStream_t stream) {
+  if (rows > softmax_few_rows(sizeof(in_t)) || packs < kSoftmaxFewRowsMinPacks ||
+      packs > kSoftmaxFewRowsMaxPacks) {
+    return false;
+  }
+  if (packs <= 128) {
+    launch_online<in_t, out_t, 128, 1, false, 16, kPeel>(p, rows, stream);
+  } else if (packs <= 256) {
+    launch_online<in_t, out_t, 256, 1, false, 16, kPeel>(p, rows, stream);
+  } else {
+    launch_online<in_t, out_t, 512, 1, false, 16, kPeel>(p, rows, stream);
+  }
+  return true;
+}
+
+// The 16-byte online kernel sized to the row: one pack a thread in small
+// grids (launch_online_few_rows), else row_vecs packs a thread, and
 // 16-bit rows past 16384 columns 8 packs a thread kept as loaded (kRaw),
 // except where every row has an SM of its own (rows <= SMs) and 1024 threads
 // hold it as floats (up to 32768 columns): two 512-thread blocks an SM gain
@@ -117,6 +152,7 @@ template <typename in_t, typename out_t, bool kPeel = false>
 void launch_online_sized(const SoftmaxRows& p, int64_t rows, cudaStream_t stream) {
   constexpr int64_t kVec = 16 / static_cast<int64_t>(sizeof(in_t));
   const int64_t packs = ceil_div<int64_t>(p.dim_size, kVec);
+  if (launch_online_few_rows<in_t, out_t, kPeel>(p, rows, packs, stream)) return;
   if constexpr (sizeof(in_t) == 4) {
     if (row_vecs(packs, sizeof(in_t)) == kWideRowVecs) {
       if (packs <= 512 * kWideRowVecs) {

@@ -1,7 +1,7 @@
-"""What the tuning scripts under benchmarks/tune share about their records: one norm case
-timed under several settings of the norm switches, GB/s from a case's bytes, the outputs
-past tolerance, the JSON they write (the GPU and versions beside the records) and their
-closing line and exit status."""
+"""What the tuning scripts under benchmarks/tune share about their records: one norm or
+softmax case timed under several settings of its switches, GB/s from a case's bytes, the
+outputs past tolerance, the JSON they write (the GPU and versions beside the records) and
+their closing line and exit status."""
 from __future__ import annotations
 
 import json
@@ -12,15 +12,15 @@ import torch
 import torch_memopt
 from torch_memopt.bench import calls, peers
 from torch_memopt.bench.timing import kernel_ms
-from torch_memopt.testing.switches import norm_switches
+from torch_memopt.testing.switches import switches_of
 
 
 def switched_record(op: str, dtype: torch.dtype, rows: int, n: int,
                     launches: dict[str, dict], peer_names=("liger",),
                     device: str = "cuda") -> dict:
-    """One norm case (``rows`` x ``n``) timed and checked against float64 under each of
-    ``launches`` (a name -> the ``norm_switches`` settings), the peers timed beside it, on
-    the same inputs: µs and GB/s by name, errors by launch."""
+    """One norm or softmax case (``rows`` x ``n``) timed and checked against float64 under
+    each of ``launches`` (a name -> the settings of ``switches_of(op)``), the peers timed
+    beside it, on the same inputs: µs and GB/s by name, errors by launch."""
     options: dict = {}
     shape = calls.rows_shape(rows, n)
     inputs = calls.make_inputs(op, shape, dtype, device, options)
@@ -28,8 +28,9 @@ def switched_record(op: str, dtype: torch.dtype, rows: int, n: int,
     ours = calls.ours(op, "auto", options)
     record = {"op": op, "dtype": calls.dtype_name(dtype), "rows": rows, "N": n, "us": {},
               "rel_err": {}}
+    switches_for_op = switches_of(op)
     for name, switches in launches.items():
-        with norm_switches(**switches):
+        with switches_for_op(**switches):
             record["rel_err"][name] = calls.relative_error(ours(*inputs), ref)
             record["us"][name] = kernel_ms(lambda: ours(*inputs), device) * 1e3
     for name, call in peers.runnable(peer_names, op, options, torch.device(device)).items():

@@ -1,5 +1,6 @@
-"""The extension's process-wide norm switches, set for a ``with`` block and restored
-after, for the tests, the sanitizer script and the tuning probes:
+"""The extension's process-wide norm and softmax switches, set for a ``with`` block and
+restored after, for the tests, the sanitizer script and the tuning probes. The norms'
+(``norm_switches``):
 
 - ``param_stage``: ``_C._set_norm_param_stage``, how the vectorized norm kernel fetches
   weight and bias at small grids: ``LATE`` (or False) after the reductions, ``EARLY`` (or
@@ -14,6 +15,11 @@ after, for the tests, the sanitizer script and the tuning probes:
 - ``few_rows``: ``_C._set_norm_few_rows``, the most rows a grid may have for its
   16-byte-pack rows of up to 256 packs to run one pack a thread, any dtype (0: never; -1
   the rule, the default: 512 16-bit rows, 128 fp32 rows).
+
+Softmax's (``softmax_switches``):
+
+- ``few_rows``: ``_C._set_softmax_few_rows``, the same bound for online's 16-byte-pack
+  rows of 33-512 packs (0: never; -1 the rule, the default: 512 16-bit rows, 128 fp32).
 
 ``None`` leaves a switch as it is."""
 
@@ -44,3 +50,20 @@ def norm_switches(param_stage: Optional[int] = None,
     finally:
         for setter, previous in reversed(restore):
             setter(previous)
+
+
+@contextlib.contextmanager
+def softmax_switches(few_rows: Optional[int] = None) -> Iterator[None]:
+    from torch_memopt import _C
+
+    previous = None if few_rows is None else _C._set_softmax_few_rows(few_rows)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            _C._set_softmax_few_rows(previous)
+
+
+def switches_of(op: str):
+    """The switch context of ``op``'s kernels: softmax's, else the norms'."""
+    return softmax_switches if op == "softmax" else norm_switches

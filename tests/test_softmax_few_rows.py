@@ -1,0 +1,111 @@
+"""Softmax's two launches of online's 16-byte-pack rows of 33-512 packs (issue 17): one
+pack a thread over 128-512 threads (grids of up to 512 16-bit or 128 fp32 rows by
+default; any bound through ``_C._set_softmax_few_rows``) and four packs a thread over
+16-128, each forced on the same inputs: against float64, with a float32 output from 16-bit
+input, peeled widths and strided rows; NaN, inf, all -inf and finfo.min-masked rows as
+torch.softmax has them; each launch bit-equal from run to run."""
+
+import pytest
+import torch
+
+import torch_memopt
+from conftest import requires_cuda
+
+TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+# (dtype, rows, N): 264 bf16 the narrowest row the one-pack launch takes (33 packs, 128
+# threads), 1000 / 2048 issue 17's widths (125 / 256 packs bf16, 250 / 512 fp32: the
+# 128-, 256- and 512-thread instances), 4096 bf16 the widest (512 packs), 2050 and 1001
+# peeled (rows off the 16-byte pack), 256 bf16 (32 packs) and 4104 bf16 (513) on either
+# side of what it takes, 300 x 2048 bf16 past the default bound, fp16 at 127 rows.
+CASES = [(torch.bfloat16, 1, 264), (torch.bfloat16, 8, 1000), (torch.bfloat16, 64, 2048),
+         (torch.float32, 7, 1000), (torch.float32, 1, 2048), (torch.bfloat16, 3, 4096),
+         (torch.bfloat16, 5, 2050), (torch.float32, 9, 1001), (torch.bfloat16, 2, 256),
+         (torch.bfloat16, 2, 4104), (torch.bfloat16, 300, 2048), (torch.float16, 127, 1024)]
+ONE_PACK, FOUR_PACKS = 1 << 40, 0
+
+
+def rel_error(out, ref):
+    return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def both_launches(fn):
+    """fn() under each launch, forced: {bound: output}."""
+    from torch_memopt.testing.switches import softmax_switches
+
+    outputs = {}
+    for bound in (ONE_PACK, FOUR_PACKS):
+        with softmax_switches(few_rows=bound):
+            outputs[bound] = fn()
+    return outputs
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_one_pack_and_four_packs_a_thread_both_match_float64():
+    failures = []
+    for dtype, rows, n in CASES:
+        x = torch.randn(rows, n, device="cuda", dtype=dtype) * 4
+        ref = torch.softmax(x.double(), -1)
+        for out_dtype in (None, torch.float32):
+            outputs = both_launches(lambda: torch_memopt.softmax(x, -1, out_dtype))
+            for bound, out in outputs.items():
+                err = rel_error(out, ref)
+                if out.dtype != (out_dtype or dtype) or not err < TOLERANCE[out_dtype or dtype]:
+                    failures.append(f"{dtype} {rows}x{n} -> {out.dtype}, few-rows bound {bound}:"
+                                    f" relative error {err:.2e}")
+    assert not failures, "\n".join(failures)
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("n", [2048, 2050])
+def test_strided_rows_read_in_place_by_both_launches(n):
+    # Every other row of a wider buffer, starting one element in: rows in_stride apart,
+    # 2050 off the pack (peeled), 2048 misaligned by the start (peeled too).
+    base = torch.randn(16, n + 16, device="cuda", dtype=torch.bfloat16) * 4
+    x = base[::2, 1:n + 1]
+    ref = torch.softmax(x.double(), -1)
+    for bound, out in both_launches(lambda: torch_memopt.softmax(x, -1)).items():
+        err = rel_error(out, ref)
+        assert err < TOLERANCE[torch.bfloat16], f"few-rows bound {bound}: relative error {err:.2e}"
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_nan_inf_masked_and_all_minus_inf_rows_match_torch(dtype):
+    x = torch.randn(6, 2048, device="cuda", dtype=dtype)
+    x[1, 7] = float("nan")
+    x[2, 3] = float("inf")
+    x[3] = float("-inf")
+    x[4, ::2] = float("-inf")
+    x[5, 100:] = torch.finfo(dtype).min  # an attention mask's fill
+    expected = torch.softmax(x.double(), -1)
+    for bound, out in both_launches(lambda: torch_memopt.softmax(x, -1)).items():
+        label = f"{dtype}, few-rows bound {bound}"
+        assert torch.equal(out.isnan(), expected.isnan()), f"{label}: NaN pattern differs"
+        finite = expected.isfinite()
+        assert torch.allclose(out[finite].double(), expected[finite], rtol=TOLERANCE[dtype],
+                              atol=1e-6), label
+
+
+@requires_cuda
+@pytest.mark.cuda
+def test_each_launch_is_bit_equal_run_to_run():
+    x = torch.randn(8, 2048, device="cuda", dtype=torch.bfloat16) * 4
+    first = both_launches(lambda: torch_memopt.softmax(x, -1))
+    second = both_launches(lambda: torch_memopt.softmax(x, -1))
+    for bound in first:
+        assert torch.equal(first[bound], second[bound]), f"few-rows bound {bound}: runs differ"
+
+
+def test_the_switch_rejects_a_negative_bound_and_restores():
+    pytest.importorskip("torch_memopt._C")
+    from torch_memopt import _C
+
+    expected = r"_set_softmax_few_rows: expected rows >= 0, or -1 \(the rule\), got -2"
+    with pytest.raises(ValueError, match=expected):
+        _C._set_softmax_few_rows(-2)
+    previous = _C._set_softmax_few_rows(5)
+    assert previous == -1, "the rule is the default"
+    assert _C._set_softmax_few_rows(previous) == 5

@@ -218,7 +218,7 @@ PyObject* set_norm_few_rows(PyObject* /*self*/, PyObject* args) {
 
 // _set_softmax_few_rows(n) -> the previous bound: the same for softmax's
 // online rows of 33-512 packs (memopt::kSoftmaxFewRows16 and
-// kSoftmaxFewRows32 by the rule).
+// kSoftmaxFewRows32 by the rule: off until timed).
 PyObject* set_softmax_few_rows(PyObject* /*self*/, PyObject* args) {
   return swap_rows_bound(args, "_set_softmax_few_rows", memopt::softmax_few_rows_override,
                          memopt::set_softmax_few_rows);

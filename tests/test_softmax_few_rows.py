@@ -1,7 +1,7 @@
 """Softmax's two launches of online's 16-byte-pack rows of 33-512 packs (issue 17): one
-pack a thread over 128-512 threads (grids of up to 512 16-bit or 128 fp32 rows by
-default; any bound through ``_C._set_softmax_few_rows``) and four packs a thread over
-16-128, each forced on the same inputs: against float64, with a float32 output from 16-bit
+pack a thread over 128-512 threads (small grids, through ``_C._set_softmax_few_rows``;
+the rule leaves it off until timed on a GPU) and four packs a thread over 16-128, each
+forced on the same inputs: against float64, with a float32 output from 16-bit
 input, peeled widths and strided rows; NaN, inf, all -inf and finfo.min-masked rows as
 torch.softmax has them; each launch bit-equal from run to run."""
 
@@ -16,7 +16,7 @@ TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 # threads), 1000 / 2048 issue 17's widths (125 / 256 packs bf16, 250 / 512 fp32: the
 # 128-, 256- and 512-thread instances), 4096 bf16 the widest (512 packs), 2050 and 1001
 # peeled (rows off the 16-byte pack), 256 bf16 (32 packs) and 4104 bf16 (513) on either
-# side of what it takes, 300 x 2048 bf16 past the default bound, fp16 at 127 rows.
+# side of what it takes, 300 x 2048 bf16 past the norms' fp32 bound, fp16 at 127 rows.
 CASES = [(torch.bfloat16, 1, 264), (torch.bfloat16, 8, 1000), (torch.bfloat16, 64, 2048),
          (torch.float32, 7, 1000), (torch.float32, 1, 2048), (torch.bfloat16, 3, 4096),
          (torch.bfloat16, 5, 2050), (torch.float32, 9, 1001), (torch.bfloat16, 2, 256),

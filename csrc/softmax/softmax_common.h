@@ -41,12 +41,13 @@ void set_staged_cluster_override(int cluster);
 // The most rows a grid may have for online's 16-byte-pack rows of 33-512
 // packs to run one pack a thread (softmax_launch.cuh's launch_online_few_rows
 // says why): kSoftmaxFewRows16 for 16-bit input, kSoftmaxFewRows32 for fp32,
-// the norms' bounds (norm_common.h) until measured for softmax, unless the
-// tuning switch set one bound for both (set_softmax_few_rows(rows), 0 turning
-// the path off; -1 restores the rule). For the sweep and the tests
-// (torch_memopt._C._set_softmax_few_rows).
-constexpr int64_t kSoftmaxFewRows16 = 512;
-constexpr int64_t kSoftmaxFewRows32 = 128;
+// unless the tuning switch set one bound for both (set_softmax_few_rows(rows),
+// 0 turning the path off; -1 restores the rule). For the sweep and the tests
+// (torch_memopt._C._set_softmax_few_rows). The rule is off (0) until the
+// sweep has timed the launch on a GPU (docs/perf-notes.md, stop 60: built
+// without one); the norms' bounds, 512 and 128 rows, are the candidates.
+constexpr int64_t kSoftmaxFewRows16 = 0;
+constexpr int64_t kSoftmaxFewRows32 = 0;
 int64_t softmax_few_rows(int64_t element_size);
 int64_t softmax_few_rows_override();
 void set_softmax_few_rows(int64_t rows);

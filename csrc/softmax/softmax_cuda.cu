@@ -290,10 +290,8 @@ TORCH_LIBRARY_IMPL(memopt, CUDA, m) { m.impl("softmax", &softmax_cuda); }
 // (4096), 512 (16384), and 8 packs a thread as loaded past that (512 threads
 // at 32768, 1024 wider; 1024 threads of 4 float packs at 32768 while rows <=
 // SMs); float32 64, 256, and 8 packs a
-// thread past 8192 columns (512 up to 16384, 1024 at 32768); in small grids
-// one pack a thread (launch_online_few_rows: bfloat16 2048 columns 256
-// threads, float32 2048 512); cluster at 512 threads a CTA (up to 131072
-// columns) and 1024 (262144).
+// thread past 8192 columns (512 up to 16384, 1024 at 32768); cluster at 512
+// threads a CTA (up to 131072 columns) and 1024 (262144).
 namespace {
 
 std::vector<KernelEntry> softmax_kernels() {
@@ -336,10 +334,6 @@ std::vector<KernelEntry> softmax_kernels() {
        kernel_address(softmax_online_kernel<bf16, bf16, 512, k8, true>)},
       {"softmax", "online", "bfloat16, 1024 threads a row, 8 packs a thread as loaded",
        kernel_address(softmax_online_kernel<bf16, bf16, 1024, k8, true>)},
-      {"softmax", "online", "float32, 512 threads a row, one pack a thread (few rows)",
-       kernel_address(softmax_online_kernel<float, float, 512, 1>)},
-      {"softmax", "online", "bfloat16, 256 threads a row, one pack a thread (few rows)",
-       kernel_address(softmax_online_kernel<bf16, bf16, 256, 1>)},
       {"softmax", "cluster", "float32, 8 CTAs of 512 threads a row",
        kernel_address(softmax_cluster_kernel<float, float, 512>)},
       {"softmax", "cluster", "float32, 8 CTAs of 1024 threads a row",

@@ -66,13 +66,3 @@ def test_one_pack_and_four_packs_a_thread_both_match_float64(op):
             if s is not None:
                 assert torch.equal(s, ref_sum), f"{label}: the sum differs from x + residual"
 
-
-def test_the_switch_rejects_a_negative_bound_and_restores():
-    from torch_memopt import _C
-
-    expected = r"_set_norm_few_rows: expected rows >= 0, or -1 \(the rule\), got -2"
-    with pytest.raises(ValueError, match=expected):
-        _C._set_norm_few_rows(-2)
-    previous = _C._set_norm_few_rows(5)
-    assert previous == -1, "the rule is the default"
-    assert _C._set_norm_few_rows(previous) == 5

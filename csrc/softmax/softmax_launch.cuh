@@ -105,10 +105,9 @@ void launch_online_fewest(const SoftmaxRows& p, int64_t rows, int64_t packs, cud
 }
 
 // Grids of softmax_few_rows (softmax_common.h; off by default until timed)
-// rows or fewer spread each
-// 16-byte-pack row of 33-512 packs (264-4096 16-bit columns, 132-2048 fp32)
-// over 128-512 threads, one pack a thread, instead of row_vecs' four over
-// 16-128. A few rows are latency-bound: the time is the row's trip to memory
+// rows or fewer spread each 16-byte-pack row of 33-512 packs (264-4096 16-bit
+// columns, 132-2048 fp32) over 128-512 threads, one pack a thread, instead of
+// row_vecs' four over 16-128. A few rows are latency-bound: the time is the row's trip to memory
 // plus each warp's chain of loads, exponentials and merges, and four packs a
 // thread make that chain four times as long on a quarter of the warps. The
 // norms' same launch gained 3-9% at 1-64 rows of 768-2050 (H100,

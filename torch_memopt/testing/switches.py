@@ -34,35 +34,33 @@ LATE, EARLY, PREFETCH, EARLY_ANY_GRID = 0, 1, 2, 3
 
 
 @contextlib.contextmanager
-def norm_switches(param_stage: Optional[int] = None,
-                  peel: Optional[int] = None,
-                 few_rows: Optional[int] = None) -> Iterator[None]:
-    from torch_memopt import _C
-
+def _switched(settings) -> Iterator[None]:
+    """Each (setter, value) of ``settings`` whose value is not None set, in order, for the
+    block; restored after in reverse order, also when a setter or the block raises."""
     restore = []
     try:
-        if param_stage is not None:
-            restore.append((_C._set_norm_param_stage, _C._set_norm_param_stage(param_stage)))
-        if peel is not None:
-            restore.append((_C._set_norm_peel, _C._set_norm_peel(peel)))
-        if few_rows is not None:
-            restore.append((_C._set_norm_few_rows, _C._set_norm_few_rows(few_rows)))
+        for setter, value in settings:
+            if value is not None:
+                restore.append((setter, setter(value)))
         yield
     finally:
         for setter, previous in reversed(restore):
             setter(previous)
 
 
-@contextlib.contextmanager
-def softmax_switches(few_rows: Optional[int] = None) -> Iterator[None]:
+def norm_switches(param_stage: Optional[int] = None,
+                  peel: Optional[int] = None,
+                  few_rows: Optional[int] = None):
     from torch_memopt import _C
 
-    previous = None if few_rows is None else _C._set_softmax_few_rows(few_rows)
-    try:
-        yield
-    finally:
-        if previous is not None:
-            _C._set_softmax_few_rows(previous)
+    return _switched([(_C._set_norm_param_stage, param_stage), (_C._set_norm_peel, peel),
+                      (_C._set_norm_few_rows, few_rows)])
+
+
+def softmax_switches(few_rows: Optional[int] = None):
+    from torch_memopt import _C
+
+    return _switched([(_C._set_softmax_few_rows, few_rows)])
 
 
 def switches_of(op: str):

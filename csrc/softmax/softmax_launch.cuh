@@ -107,18 +107,19 @@ void launch_online_fewest(const SoftmaxRows& p, int64_t rows, int64_t packs, cud
 // Grids of softmax_few_rows (softmax_common.h; off by default until timed)
 // rows or fewer spread each 16-byte-pack row of 33-512 packs (264-4096 16-bit
 // columns, 132-2048 fp32) over 128-512 threads, one pack a thread, instead of
-// row_vecs' four over 16-128. A few rows are latency-bound: the time is the row's trip to memory
-// plus each warp's chain of loads, exponentials and merges, and four packs a
-// thread make that chain four times as long on a quarter of the warps. The
-// norms' same launch gained 3-9% at 1-64 rows of 768-2050 (H100,
-// norm_vectorized_launch.cuh); softmax trails Liger-Kernel where it does not
-// have it (H100 grid at 0a9a4b6, us, ours / Liger: bf16 1 / 8 / 64 / 512 x
-// 2048 5.12 / 5.15 / 5.31 / 6.30 against 4.70 / 4.72 / 4.86 / 5.70, whose
-// rows of 2048 take 256 threads; fp32 8 x 2048 5.06 against 4.22). Rows of
-// up to 32 packs keep their several rows a warp: one pack a thread would
-// leave most of a 128-thread block idle behind a block-wide merge. The row's
-// sums take another order than in a larger grid, so its output may differ
-// from that grid's in the last bit (each grid is deterministic run to run).
+// row_vecs' four over 16-128. A few rows are latency-bound: the time is the
+// row's trip to memory plus each warp's chain of loads, exponentials and
+// merges, and four packs a thread make that chain four times as long on a
+// quarter of the warps. The norms' same launch gained 3-9% at 1-64 rows of
+// 768-2050 (H100, norm_vectorized_launch.cuh); softmax trails Liger-Kernel
+// where it does not have it (H100 grid at 0a9a4b6, us, ours / Liger: bf16
+// 1 / 8 / 64 / 512 x 2048 5.12 / 5.15 / 5.31 / 6.30 against 4.70 / 4.72 /
+// 4.86 / 5.70, whose rows of 2048 take 256 threads; fp32 8 x 2048 5.06
+// against 4.22). Rows of up to 32 packs keep their several rows a warp: one
+// pack a thread would leave most of a 128-thread block idle behind a
+// block-wide merge. The row's sums take another order than in a larger grid,
+// so its output may differ from that grid's in the last bit (each grid is
+// deterministic run to run).
 constexpr int64_t kSoftmaxFewRowsMinPacks = 33, kSoftmaxFewRowsMaxPacks = 512;
 
 template <typename in_t, typename out_t, bool kPeel>

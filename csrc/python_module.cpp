@@ -193,8 +193,7 @@ PyObject* set_norm_param_stage(PyObject* /*self*/, PyObject* args) {
 // A process-wide bound of rows set from Python: the bound parsed from `args`
 // (>= 0, or -1 for the rule; else a ValueError), set, and the previous
 // override returned.
-PyObject* swap_rows_bound(PyObject* args, const char* name, int64_t (*get)(),
-                          void (*set)(int64_t)) {
+PyObject* swap_rows_bound(PyObject* args, const char* name, int64_t (*swap)(int64_t)) {
   long long rows = -1;
   if (!PyArg_ParseTuple(args, "L", &rows)) return nullptr;
   if (rows < -1) {
@@ -202,9 +201,7 @@ PyObject* swap_rows_bound(PyObject* args, const char* name, int64_t (*get)(),
                  rows);
     return nullptr;
   }
-  const long long previous = get();
-  set(rows);
-  return PyLong_FromLongLong(previous);
+  return PyLong_FromLongLong(swap(rows));
 }
 
 // _set_norm_few_rows(n) -> the previous bound: the most rows a norm grid may
@@ -212,16 +209,14 @@ PyObject* swap_rows_bound(PyObject* args, const char* name, int64_t (*get)(),
 // any dtype (0 turns that off, -1 restores the rule: memopt::kNormFewRows16
 // and kNormFewRows32). For the tuning sweep and the tests.
 PyObject* set_norm_few_rows(PyObject* /*self*/, PyObject* args) {
-  return swap_rows_bound(args, "_set_norm_few_rows", memopt::norm_few_rows_override,
-                         memopt::set_norm_few_rows);
+  return swap_rows_bound(args, "_set_norm_few_rows", memopt::swap_norm_few_rows);
 }
 
 // _set_softmax_few_rows(n) -> the previous bound: the same for softmax's
 // online rows of 33-512 packs (memopt::kSoftmaxFewRows16 and
 // kSoftmaxFewRows32 by the rule: off until timed).
 PyObject* set_softmax_few_rows(PyObject* /*self*/, PyObject* args) {
-  return swap_rows_bound(args, "_set_softmax_few_rows", memopt::softmax_few_rows_override,
-                         memopt::set_softmax_few_rows);
+  return swap_rows_bound(args, "_set_softmax_few_rows", memopt::swap_softmax_few_rows);
 }
 
 // _set_wgmma_tile(m, n) -> None: the wgmma rung's output tile for every

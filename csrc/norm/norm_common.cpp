@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "common/rows_bound.h"
 #include "common/strided_rows.h"
 
 namespace memopt {
@@ -37,19 +38,14 @@ std::atomic<NormPeel> g_norm_peel{NormPeel::kRule};
 // benchmarks/tune/norm_latency_probe.py; the launcher's rule keeps it to half
 // a wave).
 std::atomic<NormParamFetch> g_norm_param_stage{NormParamFetch::kEarly};
-std::atomic<int64_t> g_norm_few_rows{-1};  // -1: the rule
+RowsBound g_norm_few_rows{kNormFewRows16, kNormFewRows32};
 }  // namespace
 
 NormPeel norm_peel() { return g_norm_peel.load(std::memory_order_relaxed); }
 void set_norm_peel(NormPeel mode) { g_norm_peel.store(mode); }
 NormParamFetch norm_param_stage() { return g_norm_param_stage.load(std::memory_order_relaxed); }
 void set_norm_param_stage(NormParamFetch mode) { g_norm_param_stage.store(mode); }
-int64_t norm_few_rows_override() { return g_norm_few_rows.load(std::memory_order_relaxed); }
-int64_t norm_few_rows(int64_t element_size) {
-  const int64_t bound = norm_few_rows_override();
-  if (bound >= 0) return bound;
-  return element_size == 2 ? kNormFewRows16 : kNormFewRows32;
-}
-void set_norm_few_rows(int64_t rows) { g_norm_few_rows.store(rows); }
+int64_t norm_few_rows(int64_t element_size) { return g_norm_few_rows(element_size); }
+int64_t swap_norm_few_rows(int64_t rows) { return g_norm_few_rows.swap_override(rows); }
 
 }  // namespace memopt

@@ -59,13 +59,12 @@ void set_norm_param_stage(NormParamFetch mode);
 // The most rows a grid may have for its 16-byte-pack rows of up to 256 packs
 // to run one pack a thread (norm_vectorized_launch.cuh says why, with the
 // measurements): kNormFewRows16 for 16-bit input, kNormFewRows32 for fp32,
-// unless the tuning switch set one bound for both (set_norm_few_rows(rows),
+// unless the tuning switch set one bound for both (swap_norm_few_rows(rows),
 // 0 turning the path off; -1 restores the rule). For the tuning sweep and the
 // tests (torch_memopt._C._set_norm_few_rows).
 constexpr int64_t kNormFewRows16 = 512;
 constexpr int64_t kNormFewRows32 = 128;
 int64_t norm_few_rows(int64_t element_size);
-int64_t norm_few_rows_override();
-void set_norm_few_rows(int64_t rows);
+int64_t swap_norm_few_rows(int64_t rows);  // returns the previous override
 
 }  // namespace memopt

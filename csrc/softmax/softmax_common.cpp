@@ -5,13 +5,14 @@
 #include <atomic>
 #include <utility>
 
+#include "common/rows_bound.h"
 #include "common/strided_rows.h"
 
 namespace memopt {
 namespace {
 
 std::atomic<int> g_staged_cluster{0};
-std::atomic<int64_t> g_softmax_few_rows{-1};  // -1: the rule
+RowsBound g_softmax_few_rows{kSoftmaxFewRows16, kSoftmaxFewRows32};
 
 }  // namespace
 
@@ -21,17 +22,8 @@ void set_staged_cluster_override(int cluster) {
   g_staged_cluster.store(cluster, std::memory_order_relaxed);
 }
 
-int64_t softmax_few_rows_override() {
-  return g_softmax_few_rows.load(std::memory_order_relaxed);
-}
-int64_t softmax_few_rows(int64_t element_size) {
-  const int64_t bound = softmax_few_rows_override();
-  if (bound >= 0) return bound;
-  return element_size == 2 ? kSoftmaxFewRows16 : kSoftmaxFewRows32;
-}
-void set_softmax_few_rows(int64_t rows) {
-  g_softmax_few_rows.store(rows, std::memory_order_relaxed);
-}
+int64_t softmax_few_rows(int64_t element_size) { return g_softmax_few_rows(element_size); }
+int64_t swap_softmax_few_rows(int64_t rows) { return g_softmax_few_rows.swap_override(rows); }
 
 SoftmaxRows prepare_softmax_rows(const at::Tensor& input, int64_t dim,
                                  std::optional<c10::ScalarType> dtype) {

@@ -41,7 +41,7 @@ void set_staged_cluster_override(int cluster);
 // The most rows a grid may have for online's 16-byte-pack rows of 33-512
 // packs to run one pack a thread (softmax_launch.cuh's launch_online_few_rows
 // says why): kSoftmaxFewRows16 for 16-bit input, kSoftmaxFewRows32 for fp32,
-// unless the tuning switch set one bound for both (set_softmax_few_rows(rows),
+// unless the tuning switch set one bound for both (swap_softmax_few_rows(rows),
 // 0 turning the path off; -1 restores the rule). For the sweep and the tests
 // (torch_memopt._C._set_softmax_few_rows). The rule is off (0) until the
 // sweep has timed the launch on a GPU (docs/perf-notes.md, stop 60: built
@@ -49,7 +49,6 @@ void set_staged_cluster_override(int cluster);
 constexpr int64_t kSoftmaxFewRows16 = 0;
 constexpr int64_t kSoftmaxFewRows32 = 0;
 int64_t softmax_few_rows(int64_t element_size);
-int64_t softmax_few_rows_override();
-void set_softmax_few_rows(int64_t rows);
+int64_t swap_softmax_few_rows(int64_t rows);  // returns the previous override
 
 }  // namespace memopt

@@ -12,16 +12,18 @@ warp_per_row's 8- and 16-element caches), 1000 (several rows a block), 4096,
 the registers: the re-read paths), 65536 (the cluster rungs with 512-thread CTAs)
 and 200000 (softmax's cluster rung with 1024-thread CTAs; past the norm cluster's
 registers); 2049, 2050 and 4100 off the 16-byte pack (the peeled rows: every head
-length in turn at 2049; 4100 in fp32 is 1025 packs, a few past 256 threads' share). bfloat16 input at every width, float32 at the widths whose paths
-differ for it (8-pack threads, the re-read paths, the clusters); a contiguous
-input and a row-strided view of a wider tensor at each. The norms run first with their
-parameters read late (`_C._set_norm_param_stage(0)`), then by default (early: small grids
-take the kernels that load their parameters into registers with the row, up to 256 threads
-a row, or past that stage them in shared memory by cp.async, racecheck seeing the copies'
-barrier, or prefetch them towards L2) at the widths the early fetch reaches. The caching allocator is off
+length in turn at 2049; 4100 in fp32 is 1025 packs, a few past 256 threads' share).
+bfloat16 input at every width, float32 at the widths whose paths differ for it (8-pack
+threads, the re-read paths, the clusters); a contiguous input and a row-strided view of a
+wider tensor at each. The norms run first with their parameters read late
+(`_C._set_norm_param_stage(0)`), then by default (early: small grids take the kernels that
+load their parameters into registers with the row, up to 256 threads a row, or past that
+stage them in shared memory by cp.async, racecheck seeing the copies' barrier, or prefetch
+them towards L2) at the widths the early fetch reaches. The caching allocator is off
 (PYTORCH_NO_CUDA_MEMORY_CACHING=1) so memcheck sees the end of every tensor. Last,
-softmax's staged rung over more rows than it has blocks (its row loop, both buffers), and
-16-bit rows of 70000 / 200000 columns held over clusters of 4 / 8 CTAs.
+softmax's one-pack-a-thread rows forced for fp32 (1000, 2047; 16-bit rows take them by
+the rule), its staged rung over more rows than it has blocks (its row loop, both
+buffers), and 16-bit rows of 70000 / 200000 columns held over clusters of 4 / 8 CTAs.
 Exit 0 when all ran, 2 without a GPU.
 """
 from __future__ import annotations
@@ -112,6 +114,17 @@ def main() -> int:
                 run("softmax", "staged", x)
                 count += 1
             torch_memopt._C._set_softmax_staged_cluster(previous)
+    # softmax's one-pack-a-thread launch (launch_online_few_rows; the rule takes it for
+    # 16-bit grids of up to 512 rows, which the widths above reach) forced for fp32, which
+    # the rule leaves off: 250 packs aligned, 512 packs peeled (the most it takes).
+    if "softmax" in ops:
+        from torch_memopt.testing.switches import softmax_switches
+
+        with softmax_switches(few_rows=1 << 40):
+            for n in (1000, 2047):
+                for label, x in cases(n, torch.float32):
+                    run("softmax", "auto", x)
+                    count += 1
     # 16-bit rows past 65536 columns held over a cluster (auto, where its CTAs fill every
     # SM: launch_cluster_held): 70000 over 4 CTAs of 512 threads, 200000 over 8, with
     # half as many rows as SMs and one more (the last cluster alone in its wave),

@@ -17,6 +17,17 @@ namespace memopt {
 // add_layer_norm; fp32 4096 x 6150 0.84-0.97. Where only 4- or 2-byte packs
 // fit, the peel wins: 16384 x 2050 bf16 1.00-1.19, x 1025 1.39-2.61, fp32 x
 // 1025 1.03-1.16; 16-bit rms_norm wins everywhere (1.06-2.61, 1.09 at 4100).
+// In small grids the peel wins where the rule took the 8-byte packs (H100,
+// norm_peel_check.py --few-rows, benchmarks/results/tune/
+// norm_peel_few_rows_d2b8c50_h100.json, us saved by the peel): bf16 x 4100
+// layer_norm / add_rms_norm / add_layer_norm 0.70 / 0.42 / 0.67 at 1 row,
+// 0.13-0.26 at 8-64 rows (a row there is latency, and the 16-byte packs take
+// half the 8-byte packs' loads and warps); fp32 x 2050 0.16-0.61 at 1 row but
+// rms_norm and add_rms_norm lose 0.26-0.32 at 8-64 rows. Against the aligned
+// neighbour's GB/s (issue 17 asks for 0.85) it lifts bf16 add_rms_norm /
+// add_layer_norm 1 x 4100 from 0.82 / 0.83 to 0.87 / 0.91, fp32
+// add_layer_norm 1 x 2050 from 0.83 to 0.91.
+constexpr int64_t kPeelFewRows16 = 64, kPeelFewRows32 = 1;
 namespace {
 
 template <bool kRms>
@@ -24,8 +35,10 @@ bool take_peel(const NormRows& p, const at::Tensor& residual, const at::Tensor& 
   const NormPeel mode = norm_peel();
   if (mode == NormPeel::kNarrow || !peel_fits(p, residual, sum)) return false;
   if (mode == NormPeel::kAlways) return true;
-  const bool plain_16_bit_rms = kRms && !residual.defined() && p.input.element_size() == 2;
-  return plain_16_bit_rms || !packs_fit(p, 8, residual, sum);
+  const bool is_16_bit = p.input.element_size() == 2;
+  const bool plain_16_bit_rms = kRms && !residual.defined() && is_16_bit;
+  const bool few_rows = p.rows <= (is_16_bit ? kPeelFewRows16 : kPeelFewRows32);
+  return plain_16_bit_rms || few_rows || !packs_fit(p, 8, residual, sum);
 }
 
 }  // namespace

@@ -43,10 +43,12 @@ void set_staged_cluster_override(int cluster);
 // says why): kSoftmaxFewRows16 for 16-bit input, kSoftmaxFewRows32 for fp32,
 // unless the tuning switch set one bound for both (swap_softmax_few_rows(rows),
 // 0 turning the path off; -1 restores the rule). For the sweep and the tests
-// (torch_memopt._C._set_softmax_few_rows). The rule is off (0) until the
-// sweep has timed the launch on a GPU (docs/perf-notes.md, stop 60: built
-// without one); the norms' bounds, 512 and 128 rows, are the candidates.
-constexpr int64_t kSoftmaxFewRows16 = 0;
+// (torch_memopt._C._set_softmax_few_rows). Timed both ways on one build
+// (H100, benchmarks/tune/norm_few_rows_sweep.py --ops softmax, 1000 and 2048
+// columns): bf16 gains 1-3% at 1-128 rows and breaks even at 512, but loses
+// 13-15% at 2048; fp32 gains nothing at 1-128 rows (0.98-1.01x) and loses
+// 19% at 512, so its rule keeps four packs a thread.
+constexpr int64_t kSoftmaxFewRows16 = 512;
 constexpr int64_t kSoftmaxFewRows32 = 0;
 int64_t softmax_few_rows(int64_t element_size);
 int64_t swap_softmax_few_rows(int64_t rows);  // returns the previous override

@@ -1,15 +1,18 @@
 """Softmax's two launches of online's 16-byte-pack rows of 33-512 packs (issue 17): one
-pack a thread over 128-512 threads (small grids, through ``_C._set_softmax_few_rows``;
-the rule leaves it off until timed on a GPU) and four packs a thread over 16-128, each
-forced on the same inputs: against float64, with a float32 output from 16-bit
-input, peeled widths and strided rows; NaN, inf, all -inf and finfo.min-masked rows as
-torch.softmax has them; each launch bit-equal from run to run."""
+pack a thread over 128-512 threads (by the rule 16-bit grids of up to 512 rows; any grid
+through ``_C._set_softmax_few_rows``) and four packs a thread over 16-128, each forced on
+the same inputs: against float64, with a float32 output from 16-bit input, peeled widths
+and strided rows; NaN, inf, all -inf and finfo.min-masked rows as torch.softmax has them;
+each launch bit-equal from run to run; and auto taking the launch the rule names."""
+
+import re
 
 import pytest
 import torch
 
 import torch_memopt
 from conftest import requires_cuda
+from cuda_kernels import kernels_run
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 # (dtype, rows, N): 264 bf16 the narrowest row the one-pack launch takes (33 packs, 128
@@ -99,3 +102,25 @@ def test_each_launch_is_bit_equal_run_to_run():
     for bound in first:
         assert torch.equal(first[bound], second[bound]), f"few-rows bound {bound}: runs differ"
 
+
+
+# (dtype, rows, N, one pack a thread): the rule's bounds (softmax_common.h) are 512 16-bit
+# rows (kSoftmaxFewRows16) and no fp32 rows (kSoftmaxFewRows32 = 0, which timed no faster).
+RULE_CASES = [(torch.bfloat16, 1, 2048, True), (torch.bfloat16, 512, 1000, True),
+              (torch.float16, 64, 2050, True), (torch.bfloat16, 513, 2048, False),
+              (torch.float32, 8, 2048, False), (torch.float32, 1, 1000, False)]
+# softmax_online_kernel<in, out, threads, packs a thread, raw, pack bytes, peeled>
+ONLINE = re.compile(r"softmax_online_kernel<[^<>]*?, (\d+), (\d+), (?:true|false), 16, "
+                    r"(?:true|false)>")
+
+
+@requires_cuda
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype, rows, n, one_pack", RULE_CASES)
+def test_auto_takes_one_pack_a_thread_where_the_rule_says(dtype, rows, n, one_pack):
+    x = torch.randn(rows, n, device="cuda", dtype=dtype)
+    names = kernels_run(lambda: torch_memopt.softmax(x, -1))
+    found = ONLINE.search(names[0]) if len(names) == 1 else None
+    assert found, f"expected online's 16-byte kernel alone, ran {names}"
+    assert (found.group(2) == "1") == one_pack, f"one pack a thread expected {one_pack}: {names}"
+    assert rel_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < TOLERANCE[dtype]

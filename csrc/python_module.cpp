@@ -214,7 +214,7 @@ PyObject* set_norm_few_rows(PyObject* /*self*/, PyObject* args) {
 
 // _set_softmax_few_rows(n) -> the previous bound: the same for softmax's
 // online rows of 33-512 packs (memopt::kSoftmaxFewRows16 and
-// kSoftmaxFewRows32 by the rule: off until timed).
+// kSoftmaxFewRows32 by the rule: 512 16-bit rows, no fp32 rows).
 PyObject* set_softmax_few_rows(PyObject* /*self*/, PyObject* args) {
   return swap_rows_bound(args, "_set_softmax_few_rows", memopt::swap_softmax_few_rows);
 }

@@ -2,19 +2,18 @@
 take_peel): the peeled rows (16-byte packs between single elements) wherever they fit,
 except rows that 8-byte packs fit in grids past 64 16-bit rows or past one fp32 row, which
 take those (timed at 1-64 rows: benchmarks/results/tune/norm_peel_few_rows_d2b8c50_h100.json);
-16-bit rms_norm peels at any grid. Each choice checked against float64 too."""
+16-bit rms_norm peels at any grid. Each choice checked against float64 too (the fused
+adds' sums as well)."""
 
 import re
 
 import pytest
 import torch
-import torch.nn.functional as F
 
-import torch_memopt
 from conftest import requires_cuda
 from cuda_kernels import kernels_run
+from torch_memopt.bench import calls
 
-TOLERANCE = {torch.float32: 1e-5, torch.bfloat16: 1e-2}
 # (op, dtype, rows, N, peeled): 4100 bf16 and 2050 fp32 rows fit 8-byte packs; 2050 bf16
 # rows fit 4-byte packs only, which the peel beats at any grid.
 CASES = [("layer_norm", torch.bfloat16, 1, 4100, True),
@@ -28,37 +27,16 @@ CASES = [("layer_norm", torch.bfloat16, 1, 4100, True),
 VECTORIZED = re.compile(r"norm_vectorized_kernel<[^<>]*?, (\d+), (true|false), (?:true|false)>")
 
 
-def run(op, x, r, weight, bias):
-    n = x.shape[-1]
-    if op == "rms_norm":
-        return torch_memopt.rms_norm(x, [n], weight, 1e-5)
-    if op == "layer_norm":
-        return torch_memopt.layer_norm(x, [n], weight, bias, 1e-5)
-    if op == "add_rms_norm":
-        return torch_memopt.add_rms_norm(x, r, [n], weight, 1e-5)[0]
-    return torch_memopt.add_layer_norm(x, r, [n], weight, bias, 1e-5)[0]
-
-
-def reference(op, x, r, weight, bias):
-    s = (x + r if op.startswith("add_") else x).double()
-    if op.endswith("layer_norm"):
-        return F.layer_norm(s, s.shape[-1:], weight.double(), bias.double(), 1e-5)
-    return F.rms_norm(s, s.shape[-1:], weight.double(), 1e-5)
-
-
 @requires_cuda
 @pytest.mark.cuda
 @pytest.mark.parametrize("op, dtype, rows, n, peeled", CASES)
 def test_auto_peels_where_the_rule_says(op, dtype, rows, n, peeled):
-    x = torch.randn(rows, n, device="cuda", dtype=dtype) + 2
-    r = torch.randn(rows, n, device="cuda", dtype=dtype)
-    weight = torch.randn(n, device="cuda", dtype=dtype)
-    bias = torch.randn(n, device="cuda", dtype=dtype)
-    names = kernels_run(lambda: run(op, x, r, weight, bias))
+    inputs = calls.make_inputs(op, calls.rows_shape(rows, n), dtype, "cuda", {})
+    ours = calls.ours(op, "auto", {})
+    names = kernels_run(lambda: ours(*inputs))
     found = VECTORIZED.search(names[0]) if len(names) == 1 else None
     assert found, f"expected the vectorized kernel alone, ran {names}"
     expected = ("16", "true") if peeled else ("8", "false")
     assert found.groups() == expected, f"(pack bytes, peeled) expected {expected}: {names}"
-    out, ref = run(op, x, r, weight, bias), reference(op, x, r, weight, bias)
-    err = ((out.double() - ref).norm() / ref.norm()).item()
-    assert err < TOLERANCE[dtype], f"relative error {err:.2e}"
+    err = calls.relative_error(ours(*inputs), calls.reference(op, inputs, {}))
+    assert err < calls.tolerance(op, dtype), f"relative error {err:.2e}"

@@ -13,6 +13,7 @@ import torch
 import torch_memopt
 from conftest import requires_cuda
 from cuda_kernels import kernels_run
+from torch_memopt.bench.calls import relative_error
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 # (dtype, rows, N): 264 bf16 the narrowest row the one-pack launch takes (33 packs, 128
@@ -25,10 +26,6 @@ CASES = [(torch.bfloat16, 1, 264), (torch.bfloat16, 8, 1000), (torch.bfloat16, 6
          (torch.bfloat16, 5, 2050), (torch.float32, 9, 1001), (torch.bfloat16, 2, 256),
          (torch.bfloat16, 2, 4104), (torch.bfloat16, 300, 2048), (torch.float16, 127, 1024)]
 ONE_PACK, FOUR_PACKS = 1 << 40, 0
-
-
-def rel_error(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
 
 
 def both_launches(fn):
@@ -52,7 +49,7 @@ def test_one_pack_and_four_packs_a_thread_both_match_float64():
         for out_dtype in (None, torch.float32):
             outputs = both_launches(lambda: torch_memopt.softmax(x, -1, out_dtype))
             for bound, out in outputs.items():
-                err = rel_error(out, ref)
+                err = relative_error(out, ref)
                 if out.dtype != (out_dtype or dtype) or not err < TOLERANCE[out_dtype or dtype]:
                     failures.append(f"{dtype} {rows}x{n} -> {out.dtype}, few-rows bound {bound}:"
                                     f" relative error {err:.2e}")
@@ -70,7 +67,7 @@ def test_strided_rows_read_in_place_by_both_launches(n, width):
     x = base[::2, :n]
     ref = torch.softmax(x.double(), -1)
     for bound, out in both_launches(lambda: torch_memopt.softmax(x, -1)).items():
-        err = rel_error(out, ref)
+        err = relative_error(out, ref)
         assert err < TOLERANCE[torch.bfloat16], f"bound {bound}: relative error {err:.2e}"
 
 
@@ -123,4 +120,5 @@ def test_auto_takes_one_pack_a_thread_where_the_rule_says(dtype, rows, n, one_pa
     found = ONLINE.search(names[0]) if len(names) == 1 else None
     assert found, f"expected online's 16-byte kernel alone, ran {names}"
     assert (found.group(2) == "1") == one_pack, f"one pack a thread expected {one_pack}: {names}"
-    assert rel_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < TOLERANCE[dtype]
+    err = relative_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1))
+    assert err < TOLERANCE[dtype], f"relative error {err:.2e}"

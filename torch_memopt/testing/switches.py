@@ -19,8 +19,8 @@ restored after, for the tests, the sanitizer script and the tuning probes. The n
 Softmax's (``softmax_switches``):
 
 - ``few_rows``: ``_C._set_softmax_few_rows``, the same bound for online's 16-byte-pack
-  rows of 33-512 packs (0: never; -1 the rule, the default: off until the launch is
-  timed on a GPU).
+  rows of 33-512 packs (0: never; -1 the rule, the default: 512 16-bit rows, no fp32
+  rows).
 
 ``None`` leaves a switch as it is."""
 

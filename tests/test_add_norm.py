@@ -10,6 +10,7 @@ import torch.nn.functional as F
 import torch_memopt
 from conftest import requires_cuda
 from cuda_kernels import kernels_run
+from torch_memopt.bench.calls import relative_error
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 # (input shape, normalized_shape): widths 33 and 127 are no whole 16-byte pack (the
@@ -39,11 +40,6 @@ def call(op, x, r, norm, weight, bias, eps, variant="auto"):
     return torch_memopt.add_rms_norm(x, r, norm, weight, eps, variant=variant)
 
 
-def rel_error(out, ref):
-    scale = ref.norm()
-    return ((out.double() - ref).norm() / scale).item() if scale > 0 else (out.double() - ref).norm().item()
-
-
 @pytest.mark.parametrize("fp32_params", [False, True], ids=["params-in-dtype", "fp32-params"])
 @pytest.mark.parametrize("op", OPS)
 def test_matches_the_two_stock_calls(op, device, dtype, fp32_params):
@@ -66,8 +62,8 @@ def test_matches_the_two_stock_calls(op, device, dtype, fp32_params):
                 failures.append(f"{variant} {shape}: outputs not contiguous")
             if not torch.equal(s, ref_s):
                 failures.append(f"{variant} {shape}: the sum differs from input + residual")
-            if out.numel() and not rel_error(out, ref_out) < TOLERANCE[dtype]:
-                failures.append(f"{variant} {shape}: relative error {rel_error(out, ref_out):.2e}")
+            if out.numel() and not relative_error(out, ref_out) < TOLERANCE[dtype]:
+                failures.append(f"{variant} {shape}: relative error {relative_error(out, ref_out):.2e}")
     assert not failures, f"{op} {dtype}:\n" + "\n".join(failures)
 
 
@@ -78,7 +74,7 @@ def test_non_contiguous_inputs_and_no_weight(op, device):
     out, s = call(op, x, r, [48], None, None, 1e-5)
     ref_out, ref_s = reference(op, x, r, [48], None, None, 1e-5)
     assert torch.equal(s, ref_s)
-    assert rel_error(out, ref_out) < 1e-5
+    assert relative_error(out, ref_out) < 1e-5
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -143,8 +139,8 @@ def test_widths_off_the_16_byte_pack_stay_fused(op, dtype, norm_peel):
         ref_out, ref_s = reference(op, x, r, [n], weight, bias, 1e-5)
         if not torch.equal(s, ref_s):
             failures.append(f"{rows}x{n}: the sum differs from input + residual")
-        if not rel_error(out, ref_out) < TOLERANCE[dtype]:
-            failures.append(f"{rows}x{n}: relative error {rel_error(out, ref_out):.2e}")
+        if not relative_error(out, ref_out) < TOLERANCE[dtype]:
+            failures.append(f"{rows}x{n}: relative error {relative_error(out, ref_out):.2e}")
         names = kernels_run(lambda: call(op, x, r, [n], weight, bias, 1e-5))
         fused_expected = norm_peel or dtype == torch.float32 or n % 2 == 0
         if fused_expected and (len(names) != 1 or "norm_vectorized_kernel" not in names[0]):
@@ -184,4 +180,4 @@ def test_parameters_early_match_the_ones_read_late(op):
             assert torch.equal(outputs[mode][1], outputs[LATE][1]), f"{label}: sum, mode {mode}"
         ref_out, ref_s = reference(op, x, r, [n], weight, bias, 1e-5)
         assert torch.equal(outputs[EARLY][1], ref_s), label
-        assert rel_error(outputs[EARLY][0], ref_out) < TOLERANCE[dtype], label
+        assert relative_error(outputs[EARLY][0], ref_out) < TOLERANCE[dtype], label

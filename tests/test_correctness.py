@@ -15,6 +15,7 @@ import torch.nn.functional as F
 import torch_memopt
 from samples import sample_inputs
 from conftest import HAS_CUDA, NO_CUDA_REASON
+from torch_memopt.bench.calls import relative_error
 
 # Relative error bounds per output dtype: fp32 math rounded once to the output.
 TOLERANCE = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
@@ -44,12 +45,6 @@ def poison_allocator(like: torch.Tensor):
     if like.numel() and like.is_cuda:
         block = torch.full((like.numel(),), float("nan"), dtype=like.dtype, device=like.device)
         del block
-
-
-def relative_error(out: torch.Tensor, ref: torch.Tensor) -> float:
-    diff = torch.linalg.vector_norm((out.double() - ref).flatten())
-    scale = torch.linalg.vector_norm(ref.flatten())
-    return (diff / scale).item() if scale > 0 else diff.item()
 
 
 @pytest.mark.parametrize("op,device,variant", _variant_params())

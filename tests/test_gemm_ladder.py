@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 import torch_memopt
 from conftest import requires_cuda
+from torch_memopt.bench.calls import relative_error
 
 pytestmark = [requires_cuda, pytest.mark.cuda]
 
@@ -29,10 +30,6 @@ def _shapes():
     return sorted(shapes)
 
 
-def rel_error(out, ref):
-    return (torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref)).item()
-
-
 def test_ladder_is_listed_in_order():
     """The fp32 ladder in order after auto; the tensor-core rungs follow it."""
     for op in ("gemm", "linear"):
@@ -48,7 +45,7 @@ def test_rung_matches_float64(rung, b_layout):
             torch.randn(N, K, device="cuda").t()
         ref = torch.mm(a.double(), b.double())
         out = torch_memopt.gemm(a, b, variant=rung)
-        err = rel_error(out, ref)
+        err = relative_error(out, ref)
         assert err < 1e-5, f"{rung} {M}x{N}x{K} {b_layout}: relative error {err:.2e}"
 
 
@@ -69,7 +66,7 @@ def test_warptiled_on_both_tile_shapes(M, N, K, b_layout):
         b = torch.randn(N, K, device="cuda").t()
     else:
         b = torch.randn(K, N + 1, device="cuda")[:, 1:]
-    err = rel_error(torch_memopt.gemm(a, b, variant="warptiled"), torch.mm(a.double(), b.double()))
+    err = relative_error(torch_memopt.gemm(a, b, variant="warptiled"), torch.mm(a.double(), b.double()))
     assert err < 1e-5, f"{M}x{N}x{K} {b_layout}: relative error {err:.2e}"
 
 
@@ -86,7 +83,7 @@ def test_warptiled_linear_on_both_sides_of_the_row_major_copy(M, weight):
     bias = torch.randn(1001, device="cuda")
     out = torch_memopt.linear(x, w, bias, activation="gelu", variant="warptiled")
     ref = F.gelu(F.linear(x.double(), w.double(), bias.double()))
-    err = rel_error(out, ref)
+    err = relative_error(out, ref)
     assert err < 1e-5, f"M = {M}: relative error {err:.2e}"
 
 
@@ -102,7 +99,7 @@ def test_rung_with_misaligned_and_strided_operands(rung):
         "b with no unit stride": (base_a[1:, 1:], torch.randn(65, 260, device="cuda")[:, ::2]),
     }
     for name, (a, b) in cases.items():
-        err = rel_error(torch_memopt.gemm(a, b, variant=rung), torch.mm(a.double(), b.double()))
+        err = relative_error(torch_memopt.gemm(a, b, variant=rung), torch.mm(a.double(), b.double()))
         assert err < 1e-5, f"{rung} {name}: relative error {err:.2e}"
 
 
@@ -117,7 +114,7 @@ def test_linear_epilogue(rung, activation):
     ref = act(F.linear(x.double(), w.double(), bias.double()))
     out = torch_memopt.linear(x, w, bias, activation=activation, variant=rung)
     assert out.shape == (3, 45, 257)
-    assert rel_error(out, ref) < 1e-5
+    assert relative_error(out, ref) < 1e-5
 
 
 @pytest.mark.parametrize("rung", RUNGS)
@@ -168,8 +165,8 @@ def test_size_one_dims_with_odd_strides(rung):
     for name, v in {"column slice": column, "expanded": expanded}.items():
         b = v[None, :]                                          # [1, 130]
         out = torch_memopt.gemm(u[:, None], b, variant=rung)
-        assert rel_error(out, torch.mm(u[:, None].double(), b.double())) < 1e-5, name
+        assert relative_error(out, torch.mm(u[:, None].double(), b.double())) < 1e-5, name
     w = torch.randn(65, 8, device="cuda")[:, ::8]              # [65, 1], strides (8, 8)
     x = torch.randn(4, 1, device="cuda")
     out = torch_memopt.linear(x, w, variant=rung)
-    assert rel_error(out, F.linear(x.double(), w.double())) < 1e-5
+    assert relative_error(out, F.linear(x.double(), w.double())) < 1e-5

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 import torch_memopt
 from conftest import requires_cuda
 from torch_memopt.testing.references import ACTIVATIONS
+from torch_memopt.bench.calls import relative_error
 
 HALF_RUNGS = ["mma", "wgmma", "wgmma_split", "gemv", "splitk", "wgmma_streamk"]
 RUNGS = [*HALF_RUNGS, "auto"]
@@ -66,11 +67,6 @@ def randn(*shape, dtype, scale=1.0):
     return values.mul_(scale) if scale != 1.0 else values
 
 
-def rel_error(out, ref):
-    """Relative Frobenius error in float64 (nan for a non-finite output: fails any `<`)."""
-    return (torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref)).item()
-
-
 def operands(layout, M, N, K, dtype):
     """(call(variant) -> out [M, N], reference() -> float64 [M, N]) on fresh inputs."""
     a = randn(M, K, dtype=dtype)
@@ -113,7 +109,7 @@ def test_rung_matches_float64(rung, dtype, layout):
             failures.append(f"{M}x{N}x{K}: got {tuple(out.shape)} {out.dtype}, "
                             f"contiguous={out.is_contiguous()}")
             continue
-        err = rel_error(out, reference())
+        err = relative_error(out, reference())
         if not err < TOLERANCE[dtype]:
             failures.append(f"{M}x{N}x{K}: relative error {err:.2e}")
     assert not failures, f"{rung} {dtype} {layout}:\n" + "\n".join(failures)
@@ -135,7 +131,7 @@ def test_linear_bias_and_activation(rung, dtype, activation):
         out = torch_memopt.linear(x, weight, bias, activation=activation, variant=rung)
         assert out.shape == (*lead, N) and out.dtype == dtype
         ref = ACTIVATIONS[activation](F.linear(x.double(), weight.double(), bias.double()))
-        err = rel_error(out, ref)
+        err = relative_error(out, ref)
         assert err < TOLERANCE[dtype], f"{rung} {activation} {lead}x{K}->{N}: relative error {err:.2e}"
 
 
@@ -153,7 +149,7 @@ def test_linear_epilogue_at_decode_shapes(rung, dtype):
         for activation in ("none", "silu"):
             out = torch_memopt.linear(x, weight, bias, activation=activation, variant=rung)
             ref = ACTIVATIONS[activation](F.linear(x.double(), weight.double(), bias.double()))
-            err = rel_error(out, ref)
+            err = relative_error(out, ref)
             assert err < TOLERANCE[dtype], f"{rung} M={M} N={N} {activation}: relative error {err:.2e}"
 
 
@@ -204,7 +200,7 @@ def test_strided_and_misaligned_operands(rung, dtype):
                 out, ref = torch_memopt.gemm(a, b, variant=rung), torch.mm(a.double(), b.double())
             else:
                 out, ref = torch_memopt.linear(a, b, variant=rung), F.linear(a.double(), b.double())
-            err = rel_error(out, ref)
+            err = relative_error(out, ref)
             if not err < TOLERANCE[dtype]:
                 failures.append(f"M={M} {name}: relative error {err:.2e}")
     assert not failures, f"{rung} {dtype}:\n" + "\n".join(failures)
@@ -228,7 +224,7 @@ def test_k_1_with_strided_size_1_dims(rung, dtype):
                  lambda: torch.mm(x.double(), b.double())),
                 ("linear, transposed W", lambda: torch_memopt.linear(x, w, variant=rung),
                  lambda: F.linear(x.double(), w.double()))):
-            err = rel_error(out(), ref())
+            err = relative_error(out(), ref())
             if not err < TOLERANCE[dtype]:
                 failures.append(f"M={M} {name}: relative error {err:.2e}")
     assert not failures, f"{rung} {dtype}:\n" + "\n".join(failures)
@@ -367,7 +363,7 @@ def float64_and_repeat_failures(variant, layout, shapes, dtype, tolerance, activ
         block = torch.full((M * N,), float("nan"), device="cuda", dtype=dtype)
         del block
         out = call()
-        err = rel_error(out, ref)
+        err = relative_error(out, ref)
         if not err < tolerance:
             failures.append(f"{layout} {M}x{N}x{K}: relative error {err:.2e}")
         moved = (call() != out).sum().item()
@@ -468,7 +464,7 @@ def test_wgmma_every_tile_bias_off_alignment(tile, dtype, wgmma_tile):
             bias = storage[offset:offset + N]
             out = torch_memopt.linear(x, w, bias, activation="silu", variant="wgmma")
             ref = F.silu(F.linear(x.double(), w.double(), bias.double()))
-            err = rel_error(out, ref)
+            err = relative_error(out, ref)
             if not err < TOLERANCE[dtype]:
                 failures.append(f"{M}x{N}x{K}, bias at element {offset}: relative error {err:.2e}")
     assert not failures, f"wgmma, tile {tile}, {dtype}:\n" + "\n".join(failures)
@@ -685,7 +681,7 @@ def test_wgmma_tf32_gemm_reads_a_row_sliced_b():
     x = randn(77, 130, dtype=torch.float32)
     b = randn(130, 1030, dtype=torch.float32, scale=130 ** -0.5)[:, 29:]
     out = torch_memopt.gemm(x, b, variant="wgmma_tf32")
-    err = rel_error(out, torch.mm(x.double(), b.double()))
+    err = relative_error(out, torch.mm(x.double(), b.double()))
     assert err < TF32_TOLERANCE, f"relative error {err:.2e}"
 
 

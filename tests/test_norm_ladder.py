@@ -16,6 +16,7 @@ import torch.nn.functional as F
 import torch_memopt
 from conftest import requires_cuda
 from cuda_kernels import kernels_run
+from torch_memopt.bench.calls import relative_error
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 SHAPES = [(5, 33), (37, 768), (9, 1000), (7, 4096), (3, 20000), (2, 65536), (1, 262144)]
@@ -24,10 +25,6 @@ DTYPES = [pytest.param(d, id=str(d)[6:]) for d in (torch.float32, torch.float16,
 
 def cuda_variants(op):
     return [v for v in torch_memopt.variants(op, "cuda")] if torch.cuda.is_available() else []
-
-
-def rel_error(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
 
 
 def reference(op, x, weight, bias, eps):
@@ -58,7 +55,7 @@ def test_every_rung_at_every_path(op, dtype, fp32_params, norm_param_stage):
         ref = reference(op, x, weight, bias, 1e-5)
         for variant in cuda_variants(op):
             out = call(op, x, weight, bias, 1e-5, variant)
-            err = rel_error(out, ref)
+            err = relative_error(out, ref)
             if out.dtype != dtype or not err < TOLERANCE[dtype]:
                 failures.append(f"{variant} {rows}x{n}: {out.dtype}, relative error {err:.2e}")
     assert not failures, "\n".join(failures)
@@ -141,7 +138,7 @@ def test_early_parameters_match_the_ones_read_late(op):
                 outputs[mode] = call(op, x, weight, bias, 1e-5, "vectorized")
         assert torch.equal(outputs[EARLY], outputs[LATE]), f"{label}: early and late differ"
         assert torch.equal(outputs[PREFETCH], outputs[LATE]), f"{label}: prefetched and late differ"
-        err = rel_error(outputs[EARLY], reference(op, x, weight, bias, 1e-5))
+        err = relative_error(outputs[EARLY], reference(op, x, weight, bias, 1e-5))
         assert err < TOLERANCE[dtype], f"{label}: relative error {err:.2e}"
 
 
@@ -187,7 +184,7 @@ def test_row_strided_input_on_every_rung(op):
         ref = reference(op, x, weight, bias, 1e-5)
         for variant in cuda_variants(op):
             out = call(op, x, weight, bias, 1e-5, variant)
-            assert out.is_contiguous() and rel_error(out, ref) < 1e-2, f"{variant} {n}"
+            assert out.is_contiguous() and relative_error(out, ref) < 1e-2, f"{variant} {n}"
 
 
 # Widths off the 16-byte pack and the pack vectorized reads them with instead
@@ -224,7 +221,7 @@ def test_vectorized_reads_widths_off_the_16_byte_pack_with_narrower_packs(op, dt
         for name, x in (("contiguous", wide[:, :n].contiguous()), ("offset slice", wide[:, 1:n + 1])):
             ref = reference(op, x, weight, bias, 1e-5)
             out = call(op, x, weight, bias, 1e-5, "vectorized")
-            err = rel_error(out, ref)
+            err = relative_error(out, ref)
             if out.dtype != dtype or out.shape != x.shape or not err < TOLERANCE[dtype]:
                 failures.append(f"{rows}x{n} {name}: {out.dtype}, relative error {err:.2e}")
             if not vectorized_ran(lambda: call(op, x, weight, bias, 1e-5, "vectorized")):
@@ -272,7 +269,7 @@ def test_auto_takes_the_narrow_packs_off_the_16_byte_pack(op, dtype):
         bias = torch.randn(n, device="cuda", dtype=dtype)
         for name, x in (("contiguous", wide[:, :n].contiguous()), ("offset slice", wide[:, 1:n + 1])):
             out = call(op, x, weight, bias, 1e-5, "auto")
-            err = rel_error(out, reference(op, x, weight, bias, 1e-5))
+            err = relative_error(out, reference(op, x, weight, bias, 1e-5))
             if not err < TOLERANCE[dtype]:
                 failures.append(f"{rows}x{n} {name}: relative error {err:.2e}")
             if not vectorized_ran(lambda: call(op, x, weight, bias, 1e-5, "auto")):

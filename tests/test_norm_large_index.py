@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 import torch_memopt
 from conftest import requires_cuda
+from torch_memopt.bench.calls import relative_error
 
 ROWS, N = 65537, 32768  # ROWS * N = 2**31 + N
 CHECKED = [0, 1, ROWS - 2, ROWS - 1]
@@ -42,15 +43,11 @@ def x():
     return torch.randn(ROWS, N, device="cuda", dtype=torch.bfloat16)
 
 
-def rel_error(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
-
-
 def check_rows(out, ref_of_rows, what):
     assert out.shape == (ROWS, N), what
     picked = out[CHECKED]
     assert torch.isfinite(picked).all(), f"{what}: non-finite values in the checked rows"
-    err = rel_error(picked, ref_of_rows)
+    err = relative_error(picked, ref_of_rows)
     assert err < TOLERANCE, f"{what}: relative error {err:.2e} on rows {CHECKED}"
 
 

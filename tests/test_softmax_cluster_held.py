@@ -14,14 +14,11 @@ import torch
 import torch_memopt
 from conftest import requires_cuda
 from held_rows import fill_rows, held_cluster_run, held_shape, sms
+from torch_memopt.bench.calls import relative_error
 
 pytestmark = [requires_cuda, pytest.mark.cuda]
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
-
-
-def rel_error(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
@@ -34,7 +31,7 @@ def test_auto_holds_16_bit_rows_over_the_fewest_ctas(dtype, n):
     for out_dtype in (None, torch.float32):
         out = torch_memopt.softmax(x, -1, out_dtype)
         assert out.dtype == (out_dtype or dtype)
-        assert rel_error(out, ref) < TOLERANCE[out_dtype or dtype], (n, out_dtype)
+        assert relative_error(out, ref) < TOLERANCE[out_dtype or dtype], (n, out_dtype)
         sums = out.double().sum(-1)
         assert torch.allclose(sums, torch.ones_like(sums), atol=TOLERANCE[out_dtype or dtype] * 10)
 
@@ -45,7 +42,7 @@ def test_widths_off_the_16_byte_pack_take_other_kernels(n):
     pack goes to the kernels auto had for it before, and still matches float64."""
     x = torch.randn(fill_rows(n - 1), n, device="cuda", dtype=torch.bfloat16) * 4
     assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == (0, 0)
-    assert rel_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < 1e-2
+    assert relative_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < 1e-2
 
 
 @pytest.mark.parametrize("n", [70000, 200000])
@@ -55,7 +52,7 @@ def test_rows_read_in_place_from_a_strided_view(n):
     x = wide[:, :n]
     assert not x.is_contiguous()
     assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == held_shape(n)
-    assert rel_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < 1e-2
+    assert relative_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < 1e-2
 
 
 def test_few_rows_fp32_and_rows_past_eight_ctas_take_other_kernels():
@@ -69,7 +66,7 @@ def test_few_rows_fp32_and_rows_past_eight_ctas_take_other_kernels():
     for x in cases:
         assert held_cluster_run(lambda: torch_memopt.softmax(x, -1)) == (0, 0), (tuple(x.shape), x.dtype)
         ref = torch.softmax(x.double(), -1)
-        assert rel_error(torch_memopt.softmax(x, -1), ref) < TOLERANCE[x.dtype], tuple(x.shape)
+        assert relative_error(torch_memopt.softmax(x, -1), ref) < TOLERANCE[x.dtype], tuple(x.shape)
 
 
 @pytest.mark.parametrize("n", [131072, 256000])
@@ -106,7 +103,7 @@ def test_output_from_poisoned_memory_is_all_written():
     assert not out.isnan().any()
     # 1 / 200000 is near float16's subnormals, where rounding alone costs ~2e-3: held
     # to torch's own float16 result's error, with a margin.
-    assert rel_error(out, ref) < 1.25 * rel_error(torch.softmax(x, -1), ref)
+    assert relative_error(out, ref) < 1.25 * relative_error(torch.softmax(x, -1), ref)
 
 
 def test_two_runs_are_bit_equal():

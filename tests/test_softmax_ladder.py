@@ -17,6 +17,7 @@ import torch_memopt
 from conftest import requires_cuda
 from cuda_kernels import kernels_run
 from torch_memopt.testing import fuzz
+from torch_memopt.bench.calls import relative_error
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 # Up to a row an SM (132), online holds 16-bit rows of 16385-32768 columns as floats
@@ -31,10 +32,6 @@ def cuda_variants():
     return torch_memopt.variants("softmax", "cuda") if torch.cuda.is_available() else []
 
 
-def rel_error(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
-
-
 @requires_cuda
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -46,7 +43,7 @@ def test_every_rung_at_every_path(dtype):
         for variant in cuda_variants():
             for out_dtype in (None, torch.float32):
                 out = torch_memopt.softmax(x, -1, out_dtype, variant=variant)
-                err = rel_error(out, ref)
+                err = relative_error(out, ref)
                 tol = TOLERANCE[out_dtype or dtype]
                 if out.dtype != (out_dtype or dtype) or not err < tol:
                     failures.append(f"{variant} {rows}x{n} -> {out.dtype}: relative error {err:.2e}")
@@ -96,7 +93,7 @@ def test_rows_masked_with_finfo_min_match_torch(n, dtype, device):
     for variant in torch_memopt.variants("softmax", device):
         out = torch_memopt.softmax(x, -1, torch.float32, variant=variant)
         assert not out.isnan().any(), f"{variant}: NaN"
-        assert rel_error(out, expected) < 2e-5, f"{variant}: {rel_error(out, expected):.2e}"
+        assert relative_error(out, expected) < 2e-5, f"{variant}: {relative_error(out, expected):.2e}"
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[requires_cuda, pytest.mark.cuda])])
@@ -113,7 +110,7 @@ def test_exponentials_below_the_smallest_normal_float_flush_to_zero_only(n, devi
         assert (out >= 0).all(), variant
         # 2e-5 an element: (x - m)·log2(e) rounds twice, up to 8e-6 relative at x - m = -69
         assert ((out.double() - expected).abs() <= 2.0 ** -126 + 2e-5 * expected).all(), variant
-        assert rel_error(out, expected) < 1e-5, f"{variant}: {rel_error(out, expected):.2e}"
+        assert relative_error(out, expected) < 1e-5, f"{variant}: {relative_error(out, expected):.2e}"
 
 
 @requires_cuda
@@ -122,7 +119,7 @@ def test_an_inner_dim_runs_on_every_variant():
     x = torch.randn(4, 300, 40, device="cuda")
     ref = torch.softmax(x.double(), 1)
     for variant in cuda_variants():
-        assert rel_error(torch_memopt.softmax(x, 1, variant=variant), ref) < 1e-5, variant
+        assert relative_error(torch_memopt.softmax(x, 1, variant=variant), ref) < 1e-5, variant
 
 
 @requires_cuda
@@ -145,7 +142,7 @@ def test_row_strided_input_on_every_rung():
         ref = torch.softmax(x.double(), -1)
         for variant in cuda_variants():
             out = torch_memopt.softmax(x, -1, variant=variant)
-            assert out.is_contiguous() and rel_error(out, ref) < 1e-2, f"{variant} {n}"
+            assert out.is_contiguous() and relative_error(out, ref) < 1e-2, f"{variant} {n}"
 
 
 # Widths off the 16-byte pack: online reads contiguous rows with their ends peeled
@@ -171,7 +168,7 @@ def test_widths_off_the_16_byte_pack_on_every_rung(dtype):
             for variant in cuda_variants():
                 for out_dtype in (None, torch.float32):
                     out = torch_memopt.softmax(x, -1, out_dtype, variant=variant)
-                    err = rel_error(out, ref)
+                    err = relative_error(out, ref)
                     if out.dtype != (out_dtype or dtype) or not err < TOLERANCE[out_dtype or dtype]:
                         failures.append(f"{variant} {rows}x{n} {name} -> {out.dtype}: {err:.2e}")
             for variant, kernel in (("online", "softmax_online_kernel"), ("cluster", "softmax_")):
@@ -207,11 +204,11 @@ def test_few_wide_rows_go_over_a_cluster(dtype, n, few_kernel, many_kernel):
     few = torch.randn(8, n, device="cuda", dtype=dtype) * 4
     names = kernels_run(lambda: torch_memopt.softmax(few, -1))
     assert len(names) == 1 and few_kernel in names[0], names
-    assert rel_error(torch_memopt.softmax(few, -1), torch.softmax(few.double(), -1)) < 1e-2
+    assert relative_error(torch_memopt.softmax(few, -1), torch.softmax(few.double(), -1)) < 1e-2
     many = torch.randn(512, n, device="cuda", dtype=dtype)
     names = kernels_run(lambda: torch_memopt.softmax(many, -1))
     assert len(names) == 1 and many_kernel in names[0], names
-    assert rel_error(torch_memopt.softmax(many, -1), torch.softmax(many.double(), -1)) < 1e-2
+    assert relative_error(torch_memopt.softmax(many, -1), torch.softmax(many.double(), -1)) < 1e-2
 
 
 # Attention rows: 4, 8 or 16 threads a row, several rows a warp (v04_online.cuh);
@@ -253,4 +250,4 @@ def test_fp32_rows_off_the_pack_past_the_registers_take_the_peeled_online():
     x = torch.randn(64, 50257, device="cuda") * 4
     names = kernels_run(lambda: torch_memopt.softmax(x, -1))
     assert len(names) == 1 and "softmax_online_kernel" in names[0] and ", 16, true>" in names[0], names
-    assert rel_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < 1e-5
+    assert relative_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1)) < 1e-5

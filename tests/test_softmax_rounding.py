@@ -13,6 +13,7 @@ import torch
 import torch_memopt
 from conftest import requires_cuda
 from held_rows import fill_rows, held_cluster_run, held_shape
+from torch_memopt.bench.calls import relative_error
 
 pytestmark = [requires_cuda, pytest.mark.cuda]
 
@@ -29,10 +30,6 @@ def ulp(rounded: torch.Tensor) -> torch.Tensor:
     return torch.where(rounded == 0, smallest, step.clamp_min(smallest))
 
 
-def rel_error(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
-
-
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("n", [20000, 32768, 65536, 131072, 256000])
 def test_within_one_step_of_the_exact_softmax(dtype, n):
@@ -47,4 +44,4 @@ def test_within_one_step_of_the_exact_softmax(dtype, n):
     out = torch_memopt.softmax(x, -1)
     steps = (out.double() - rounded.double()).abs() / ulp(rounded)
     assert steps.max().item() <= 1, (n, steps.max().item())
-    assert rel_error(out, exact) <= 1.25 * rel_error(torch.softmax(x, -1), exact), n
+    assert relative_error(out, exact) <= 1.25 * relative_error(torch.softmax(x, -1), exact), n

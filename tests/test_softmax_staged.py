@@ -16,14 +16,11 @@ import torch
 import torch_memopt
 from conftest import requires_cuda
 from cuda_kernels import kernels_run
+from torch_memopt.bench.calls import relative_error
 
 pytestmark = [requires_cuda, pytest.mark.cuda]
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
-
-
-def rel_error(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
 
 
 def staged(x, out_dtype=None):
@@ -66,7 +63,7 @@ def test_against_float64_any_width_and_row_count(dtype, rows, n):
     for out_dtype in (None, torch.float32):
         out = staged(x, out_dtype)
         assert out.dtype == (out_dtype or dtype)
-        assert rel_error(out, ref) < TOLERANCE[out_dtype or dtype], (rows, n, out_dtype)
+        assert relative_error(out, ref) < TOLERANCE[out_dtype or dtype], (rows, n, out_dtype)
         assert torch.allclose(out.double().sum(-1), torch.ones(rows, dtype=torch.float64, device="cuda"),
                               atol=TOLERANCE[out_dtype or dtype] * 10)
 
@@ -76,7 +73,7 @@ def test_vocabulary_rows_in_16_bit(n):
     """The widths the rung is for: one 16-bit row of 64-100 KB a buffer, one block an SM."""
     x = torch.randn(517, n, device="cuda", dtype=torch.bfloat16) * 4
     assert runs_staged(x)
-    assert rel_error(staged(x), torch.softmax(x.double(), -1)) < 1e-2
+    assert relative_error(staged(x), torch.softmax(x.double(), -1)) < 1e-2
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
@@ -91,7 +88,7 @@ def test_rows_off_their_16_byte_chunks(dtype, offset):
     assert x.data_ptr() % 16 != 0 and runs_staged(x)
     ref = torch.softmax(x.double(), -1)
     for out_dtype in (None, torch.float32):
-        assert rel_error(staged(x, out_dtype), ref) < TOLERANCE[out_dtype or dtype]
+        assert relative_error(staged(x, out_dtype), ref) < TOLERANCE[out_dtype or dtype]
 
 
 @pytest.mark.parametrize("n, cluster", [(50257, 1), (100000, 2)])
@@ -119,14 +116,14 @@ def test_rows_past_two_ctas_buffers_run_what_auto_runs(dtype, n):
     x = torch.randn(4, n, device="cuda", dtype=dtype)
     assert not runs_staged(x)
     assert kernels_run(lambda: staged(x)) == kernels_run(lambda: torch_memopt.softmax(x, -1))
-    assert rel_error(staged(x), torch.softmax(x.double(), -1)) < TOLERANCE[dtype]
+    assert relative_error(staged(x), torch.softmax(x.double(), -1)) < TOLERANCE[dtype]
 
 
 def test_an_inner_dim_runs_naive():
     x = torch.randn(3, 500, 7, device="cuda")
     names = kernels_run(lambda: torch_memopt.softmax(x, 1, variant="staged"))
     assert len(names) == 1 and "naive" in names[0], names
-    assert rel_error(torch_memopt.softmax(x, 1, variant="staged"), torch.softmax(x.double(), 1)) < 1e-5
+    assert relative_error(torch_memopt.softmax(x, 1, variant="staged"), torch.softmax(x.double(), 1)) < 1e-5
 
 
 def test_auto_takes_staged_for_many_16_bit_rows_past_32768_columns():
@@ -165,7 +162,7 @@ def test_cluster_against_float64(cluster_override, dtype, rows, n):
     assert staged_cluster_run(x) == 2
     for out_dtype in (None, torch.float32):
         out = staged(x, out_dtype)
-        assert rel_error(out, ref) < TOLERANCE[out_dtype or dtype], (rows, n, out_dtype)
+        assert relative_error(out, ref) < TOLERANCE[out_dtype or dtype], (rows, n, out_dtype)
         assert torch.allclose(out.double().sum(-1), torch.ones(rows, dtype=torch.float64, device="cuda"),
                               atol=TOLERANCE[out_dtype or dtype] * 10)
 
@@ -181,7 +178,7 @@ def test_cluster_rows_off_their_16_byte_chunks(cluster_override, offset):
     assert staged_cluster_run(x) == 2
     ref = torch.softmax(x.double(), -1)
     for out_dtype in (None, torch.float32):
-        assert rel_error(staged(x, out_dtype), ref) < TOLERANCE[out_dtype or torch.bfloat16]
+        assert relative_error(staged(x, out_dtype), ref) < TOLERANCE[out_dtype or torch.bfloat16]
 
 
 def test_cluster_runs_are_bit_equal():
@@ -196,7 +193,7 @@ def test_override_that_does_not_fit_takes_the_rule(cluster_override):
     cluster_override(1)
     x = torch.randn(3, 100000, device="cuda", dtype=torch.bfloat16)
     assert staged_cluster_run(x) == 2
-    assert rel_error(staged(x), torch.softmax(x.double(), -1)) < 1e-2
+    assert relative_error(staged(x), torch.softmax(x.double(), -1)) < 1e-2
 
 
 def test_cluster_override_rejects_other_sizes():

@@ -212,6 +212,15 @@ PyObject* set_norm_few_rows(PyObject* /*self*/, PyObject* args) {
   return swap_rows_bound(args, "_set_norm_few_rows", memopt::swap_norm_few_rows);
 }
 
+// _set_norm_whole_rows(n) -> the previous bound: the most rows a norm grid
+// may have for rows a few packs past a power of two of threads to keep every
+// pack in registers rather than re-read the extra ones, any dtype (0 turns
+// that off, -1 restores the rule: memopt::kNormWholeRows16 and
+// kNormWholeRows32). For the tuning sweep and the tests.
+PyObject* set_norm_whole_rows(PyObject* /*self*/, PyObject* args) {
+  return swap_rows_bound(args, "_set_norm_whole_rows", memopt::swap_norm_whole_rows);
+}
+
 // _set_softmax_few_rows(n) -> the previous bound: the same for softmax's
 // online rows of 33-512 packs (memopt::kSoftmaxFewRows16 and
 // kSoftmaxFewRows32 by the rule: 512 16-bit rows, no fp32 rows).
@@ -299,6 +308,10 @@ PyMethodDef methods[] = {
     {"_set_norm_few_rows", set_norm_few_rows, METH_VARARGS,
      "_set_norm_few_rows(rows) -> previous: the most rows a norm grid may have for its "
      "16-byte-pack rows of up to 256 packs to run one pack a thread (0: never, -1: the rule)"},
+    {"_set_norm_whole_rows", set_norm_whole_rows, METH_VARARGS,
+     "_set_norm_whole_rows(rows) -> previous: the most rows a norm grid may have for rows a few "
+     "packs past a power of two of threads to keep every pack in registers (0: never, -1: the "
+     "rule)"},
     {"_set_softmax_few_rows", set_softmax_few_rows, METH_VARARGS,
      "_set_softmax_few_rows(rows) -> previous: the most rows a softmax grid may have for its "
      "16-byte-pack rows of 33-512 packs to run one pack a thread on online (0: never, -1: the "

@@ -7,7 +7,9 @@
 #   MEMOPT_PYTEST   pytest arguments (default: the whole suite; "skip": no tests)
 #   MEMOPT_BENCH    more arguments of python -m torch_memopt.bench (e.g. --quick)
 #   MEMOPT_BENCH_TIMEOUT  seconds the suites may take (default 1800), so that a run
-#                   cut short still packs what it wrote
+#                   cut short still packs what it wrote; the harness starts no case in
+#                   the last 60 of them (--deadline-s), so the suite running then saves
+#                   what it timed instead of being killed with nothing written
 #   MEMOPT_FUZZ=N   also the differential fuzzer, N cases an op on CUDA
 #                   (python -m torch_memopt.testing.fuzz; seed MEMOPT_FUZZ_SEED, default 0;
 #                   cut after MEMOPT_FUZZ_TIMEOUT seconds, default 300)
@@ -116,9 +118,12 @@ fi
 
 if [ ${#SUITES[@]} -gt 0 ] && [ -n "$built" ]; then
   echo "== suites: ${SUITES[*]}"
+  bench_s=${MEMOPT_BENCH_TIMEOUT:-1800}
+  deadline=()
+  [ "$bench_s" -gt 120 ] && deadline=(--deadline-s $(( bench_s - 60 )))
   # shellcheck disable=SC2086
-  timeout "${MEMOPT_BENCH_TIMEOUT:-1800}" \
-    "$PYTHON" -m torch_memopt.bench "${SUITES[@]}" ${MEMOPT_BENCH:-} --plot --out "$OUT/results" \
+  timeout "$bench_s" \
+    "$PYTHON" -m torch_memopt.bench "${SUITES[@]}" "${deadline[@]}" ${MEMOPT_BENCH:-} --plot --out "$OUT/results" \
     > "$LOG/bench.log" 2> "$LOG/bench.err" || status=1
 fi
 

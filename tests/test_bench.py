@@ -93,6 +93,17 @@ def test_no_save_writes_nothing(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_a_deadline_cuts_the_cases_left_and_still_saves(tmp_path, capsys):
+    # Past --deadline-s no case starts: here at once, so every case is cut and the JSON
+    # says how many, where `timeout` around the run would have lost the suite whole.
+    assert main([*FAST, "--op", "rms_norm", "--out", str(tmp_path), "--deadline-s", "1e-9"]) == 0
+    document = json.loads((tmp_path / "models_cpu_quick.json").read_text())
+    cut = document["meta"]["cases_cut"]
+    assert cut > 0 and document["records"] == []
+    assert f"models: --deadline-s 1e-09 passed, {cut} of {cut} cases not run" in \
+        capsys.readouterr().out
+
+
 def test_list_names_every_suite(capsys):
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
@@ -108,6 +119,7 @@ def test_list_names_every_suite(capsys):
                                     r"here; it has auto, reference"),
     (["--rep-ms", "0"], r"--rep-ms must be positive, got 0"),
     (["--pad-us", "600"], r"--pad-us must be in \[0, 500\], got 600"),
+    (["--deadline-s", "0"], r"--deadline-s must be positive, got 0"),
     (["--device", "tpu"], r"--device 'tpu' is not a device; expected cpu, cuda or cuda:N"),
     (["--device", "meta"], r"--device 'meta': expected cpu, cuda or cuda:N, got a meta device"),
 ])

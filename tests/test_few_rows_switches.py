@@ -1,12 +1,13 @@
-"""The few-rows bounds' tuning switches (``_C._set_norm_few_rows``,
-``_C._set_softmax_few_rows``; tests/test_norm_few_rows.py and test_softmax_few_rows.py
-force them): a negative bound other than -1 is refused with the switch's name, and each
-returns the override it replaces, -1 (the rule) by default."""
+"""The rows bounds' tuning switches (``_C._set_norm_few_rows``, ``_C._set_norm_whole_rows``,
+``_C._set_softmax_few_rows``; tests/test_norm_few_rows.py, test_norm_whole_rows.py and
+test_softmax_few_rows.py force them): a negative bound other than -1 is refused with the
+switch's name, and each returns the override it replaces, -1 (the rule) by default."""
 
 import pytest
 
 
-@pytest.mark.parametrize("name", ["_set_norm_few_rows", "_set_softmax_few_rows"])
+@pytest.mark.parametrize("name", ["_set_norm_few_rows", "_set_norm_whole_rows",
+                                  "_set_softmax_few_rows"])
 def test_the_switch_rejects_a_negative_bound_and_restores(name):
     pytest.importorskip("torch_memopt._C")
     from torch_memopt import _C

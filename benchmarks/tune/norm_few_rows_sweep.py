@@ -12,6 +12,11 @@ row at any grid (``_C._set_norm_param_stage(3)``; the rule does so for one wave 
 at most), for the grids past the bound where ours still trails torch.compile (H100 grid at
 0a9a4b6: bf16 add_rms_norm 4096 x 768 / 1024 0.86 / 0.87x, fp32 rms_norm 4096 x 768 0.89x);
 --params-late adds four packs a thread with the parameters read after the reductions.
+--whole-rows: instead, fp32 rows of 4100 columns (1025 packs, a pack past 256 threads'
+four) counted down to 256 threads that re-read the extra pack ("down", the rule at 16384
+rows) against kept whole on 512 ("whole"), switched by ``_C._set_norm_whole_rows``: at
+1 x 4100 fp32 add_layer_norm read 0.84 of 4096's GB/s (H100 grid at 0a9a4b6), under
+issue 17's 0.85.
 --ops softmax: softmax's same two launches of online's rows of 33-512 packs, switched by
 ``_C._set_softmax_few_rows`` (softmax_launch.cuh's launch_online_few_rows; at 1-512 rows
 of 2048 ours trailed Liger-Kernel by 8-16%, H100 grid at 0a9a4b6), at the softmax grid's
@@ -19,7 +24,7 @@ widths that launch takes (1000 and 2048).
 
     python benchmarks/tune/norm_few_rows_sweep.py [--out sweep.json] [--compile]
         [--params-any-grid] [--params-late] [--rows 2048 4096] [--widths 768 1024]
-        [--ops softmax]
+        [--ops softmax] [--whole-rows]
 """
 from __future__ import annotations
 
@@ -43,6 +48,9 @@ ALWAYS = 1 << 40
 LAUNCHES = {"four": {"few_rows": 0}, "one": {"few_rows": ALWAYS}}
 PARAMS_ANY_GRID = {"four+regs": {"few_rows": 0, "param_stage": EARLY_ANY_GRID},
                    "one+regs": {"few_rows": ALWAYS, "param_stage": EARLY_ANY_GRID}}
+# Rows a pack past a power of two of threads: counted down (the rule past the bound) or not.
+WHOLE_ROWS = {"down": {"whole_rows": 0}, "whole": {"whole_rows": ALWAYS}}
+WHOLE_ROWS_WIDTHS = {torch.float32: (4100,)}
 # Read after the reductions: past one wave what the rule did before rms_norm held its
 # weight in registers at any grid.
 PARAMS_LATE = {"four+late": {"few_rows": 0, "param_stage": LATE}}
@@ -61,29 +69,41 @@ def main(argv=None) -> int:
                         help="also both launches with the parameters in registers at any grid")
     parser.add_argument("--params-late", action="store_true",
                         help="also four packs a thread with the parameters read late")
+    parser.add_argument("--whole-rows", action="store_true",
+                        help="fp32 x 4100: the extra pack re-read (down) or kept (whole)")
     args = parser.parse_args(argv)
     if "softmax" in args.ops and (args.params_any_grid or args.params_late):
         parser.error("--params-any-grid / --params-late switch the norms' parameters: "
                      "not with --ops softmax")
     launches = {**LAUNCHES, **(PARAMS_ANY_GRID if args.params_any_grid else {}),
                 **(PARAMS_LATE if args.params_late else {})}
+    if args.whole_rows:
+        if "softmax" in args.ops:
+            parser.error("--whole-rows switches the norms' launch: not with --ops softmax")
+        launches = WHOLE_ROWS
+    first, second = list(launches)[:2]
+
+    def widths_of(op):
+        if args.whole_rows:
+            return WHOLE_ROWS_WIDTHS
+        return SOFTMAX_WIDTHS if op == "softmax" else WIDTHS
+
     peer_names = ("liger", "compile") if args.compile else ("liger",)
     copy = copy_gbps(torch.device("cuda"))
-    print(f"copy {copy:.0f} GB/s; us, four packs a thread and one, forced")
+    print(f"copy {copy:.0f} GB/s; us, {first} and {second}, forced")
     records, bad = [], 0
-    for dtype in WIDTHS:
+    for dtype in WHOLE_ROWS_WIDTHS if args.whole_rows else WIDTHS:
         for op in args.ops:
-            widths = (SOFTMAX_WIDTHS if op == "softmax" else WIDTHS)[dtype]
-            for n in args.widths or widths:
+            for n in args.widths or widths_of(op)[dtype]:
                 for rows in args.rows:
                     rec = tune_records.switched_record(op, dtype, rows, n, launches, peer_names)
                     bad += tune_records.past_tolerance(rec, calls.tolerance(op, dtype))
                     records.append(rec)
                     us = rec["us"]
                     rest = " ".join(f"{k} {v:6.2f}" for k, v in us.items()
-                                    if k not in LAUNCHES)
-                    print(f"{op:<15}{rec['dtype']:<9}{f'{rows}x{n}':<11} four {us['four']:6.2f}"
-                          f" one {us['one']:6.2f} x{us['four'] / us['one']:.2f}  {rest}",
+                                    if k not in (first, second))
+                    print(f"{op:<15}{rec['dtype']:<9}{f'{rows}x{n}':<11} {first} {us[first]:6.2f}"
+                          f" {second} {us[second]:6.2f} x{us[first] / us[second]:.2f}  {rest}",
                           flush=True)
     tune_records.write(args.out, records, copy_gbps=copy)
     return tune_records.finish(bad)

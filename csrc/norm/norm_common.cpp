@@ -39,6 +39,7 @@ std::atomic<NormPeel> g_norm_peel{NormPeel::kRule};
 // a wave).
 std::atomic<NormParamFetch> g_norm_param_stage{NormParamFetch::kEarly};
 RowsBound g_norm_few_rows{kNormFewRows16, kNormFewRows32};
+RowsBound g_norm_whole_rows{kNormWholeRows16, kNormWholeRows32};
 }  // namespace
 
 NormPeel norm_peel() { return g_norm_peel.load(std::memory_order_relaxed); }
@@ -47,5 +48,7 @@ NormParamFetch norm_param_stage() { return g_norm_param_stage.load(std::memory_o
 void set_norm_param_stage(NormParamFetch mode) { g_norm_param_stage.store(mode); }
 int64_t norm_few_rows(int64_t element_size) { return g_norm_few_rows(element_size); }
 int64_t swap_norm_few_rows(int64_t rows) { return g_norm_few_rows.swap_override(rows); }
+int64_t norm_whole_rows(int64_t element_size) { return g_norm_whole_rows(element_size); }
+int64_t swap_norm_whole_rows(int64_t rows) { return g_norm_whole_rows.swap_override(rows); }
 
 }  // namespace memopt

@@ -67,4 +67,16 @@ constexpr int64_t kNormFewRows32 = 128;
 int64_t norm_few_rows(int64_t element_size);
 int64_t swap_norm_few_rows(int64_t rows);  // returns the previous override
 
+// The most rows a grid may have for its rows a few packs past a power of two of
+// threads (N = 4100 fp32: 1025 packs) to keep every pack in registers on the
+// next power of two, instead of re-reading the few extra packs
+// (norm_vectorized_launch.cuh's row_threads). 0 for both dtypes, the rule as
+// measured at 16384 rows, until a sweep at 1-512 rows says otherwise
+// (benchmarks/tune/norm_few_rows_sweep.py --whole-rows). The tuning switch
+// sets one bound for both (swap_norm_whole_rows; torch_memopt._C._set_norm_whole_rows).
+constexpr int64_t kNormWholeRows16 = 0;
+constexpr int64_t kNormWholeRows32 = 0;
+int64_t norm_whole_rows(int64_t element_size);
+int64_t swap_norm_whole_rows(int64_t rows);  // returns the previous override
+
 }  // namespace memopt

@@ -203,12 +203,15 @@ void launch_vectorized(const NormRows& p, const at::Tensor& residual, const at::
 // the power of two below when the row is only a few packs past it (at most
 // one an eighth of its threads): those few re-read the extra packs. N = 4100
 // in fp32 is 1025 packs; 512 threads, two packs each, ran 16384 x 4100
-// rms_norm at 77% of 4096's GB/s (H200, 2026-12-02).
-inline int64_t row_threads(int64_t packs, int64_t vecs) {
+// rms_norm at 77% of 4096's GB/s (H200, 2026-12-02). Not counted down
+// (round_down false) in grids of norm_whole_rows rows or fewer: there a row is
+// latency-bound and the re-read is one more trip to memory at its end (fp32
+// add_layer_norm 1 x 4100 at 0.84 of 4096's GB/s, H100 grid at 0a9a4b6).
+inline int64_t row_threads(int64_t packs, int64_t vecs, bool round_down = true) {
   const int64_t needed = ceil_div<int64_t>(packs, vecs);
   int64_t below = 32;
   while (below * 2 < needed) below *= 2;
-  return needed > below && packs - below * vecs <= below / 8 ? below : needed;
+  return round_down && needed > below && packs - below * vecs <= below / 8 ? below : needed;
 }
 
 // Grids of kNormFewRows16 16-bit rows or kNormFewRows32 fp32 rows or fewer
@@ -281,7 +284,8 @@ void launch_vectorized_sized(const NormRows& p, cudaStream_t stream,
     launch_vectorized<scalar_t, param_t, kRms, decltype(threads)::value, kAdd, kVecs, kPackBytes,
                       kPeel>(p, residual, sum, stream);
   };
-  const int64_t threads = row_threads(packs, kVecs);
+  const int64_t threads =
+      row_threads(packs, kVecs, p.rows > norm_whole_rows(sizeof(scalar_t)));
   if (threads <= 32) return launch(std::integral_constant<int, 32>{});
   if (threads <= 64) return launch(std::integral_constant<int, 64>{});
   if (threads <= 128) return launch(std::integral_constant<int, 128>{});

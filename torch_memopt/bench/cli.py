@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folder of the results JSON (default: benchmarks/results)")
     parser.add_argument("--no-save", action="store_true", help="write no JSON")
     parser.add_argument("--plot", action="store_true", help="also draw each suite's PNG")
+    parser.add_argument("--deadline-s", type=float, default=None,
+                        help="start no case after this many seconds of the run; the suites save "
+                             "what ran, their JSON naming the cases cut (for a GPU call with a "
+                             "time limit, which would otherwise lose a suite whole)")
     check = parser.add_mutually_exclusive_group()
     check.add_argument("--cross-check", dest="cross_check", action="store_true", default=None,
                        help="also time with torch.utils.benchmark.Timer (default without --quick)")
@@ -178,14 +182,22 @@ def cross_check_of(args) -> bool:
     return args.cross_check if args.cross_check is not None else not args.quick
 
 
-def time_cases(todo: list, ctx: Context, meta: dict, args) -> tuple[list[dict], list]:
-    """Every case run: the records (as dicts) and the Compare table's measurements."""
+def past_deadline(args) -> bool:
+    """Whether --deadline-s seconds have gone by since the run began (main's clock)."""
+    return args.deadline_s is not None and time.monotonic() - args.started > args.deadline_s
+
+
+def time_cases(todo: list, ctx: Context, meta: dict, args) -> tuple[list[dict], list, int]:
+    """Every case run: the records (as dicts), the Compare table's measurements and the
+    cases left unrun past --deadline-s."""
     timer = timing.KernelTimer(ctx.device, rep_ms_of(args), flush=args.flush, pad_us=args.pad_us)
     cross = cross_check_of(args)
     bar = ProgressBar(total=sum(len(c.impls) for c in todo))
     records, measurements = [], []
     try:
-        for case in todo:
+        for done, case in enumerate(todo):
+            if past_deadline(args):
+                return records, measurements, len(todo) - done
             with torch.inference_mode():
                 case_records, outcomes = run_case(case, timer, copy_gbps=meta["copy_gbps"],
                                                   cross_check_s=CROSS_CHECK_S if cross else None,
@@ -198,7 +210,7 @@ def time_cases(todo: list, ctx: Context, meta: dict, args) -> tuple[list[dict], 
                 torch.cuda.empty_cache()
     finally:
         bar.close()
-    return records, measurements
+    return records, measurements, 0
 
 
 def print_report(module, records: list[dict], measurements: list) -> None:
@@ -212,11 +224,15 @@ def print_report(module, records: list[dict], measurements: list) -> None:
         print(line)
 
 
-def save(module, records: list[dict], sections: dict, meta: dict, args, wall_s: float) -> None:
-    """The suite's results document (and its PNG with --plot)."""
+def save(module, records: list[dict], sections: dict, meta: dict, args, wall_s: float,
+         cut: int = 0) -> None:
+    """The suite's results document (and its PNG with --plot); ``cut``: the cases
+    --deadline-s left unrun, named in the document's meta as ``cases_cut``."""
     suite_meta = {**meta, "suite": module.NAME, "timing": getattr(module, "TIMING", meta["timing"]),
                   "quick": args.quick, "rep_ms": rep_ms_of(args), "cross_check": cross_check_of(args),
                   "wall_s": round(wall_s, 1)}
+    if cut:
+        suite_meta["cases_cut"] = cut
     path = args.out / results.file_name(module.NAME, meta["gpu_slug"], args.quick)
     doc = results.document(module.NAME, suite_meta, records, sections)
     print(f"wrote {results.write(path, doc)}", file=sys.stderr)
@@ -233,7 +249,10 @@ def run_suite(module, todo: list, ctx: Context, meta: dict, args) -> list[dict]:
     """Run one suite's cases, print its tables and save its results: its records."""
     print(f"\n== {module.NAME}: {module.TITLE} ({len(todo)} cases)", flush=True)
     started = time.monotonic()
-    records, measurements = time_cases(todo, ctx, meta, args)
+    records, measurements, cut = time_cases(todo, ctx, meta, args)
+    if cut:
+        print(f"{module.NAME}: --deadline-s {args.deadline_s:g} passed, {cut} of {len(todo)} "
+              "cases not run", flush=True)
     if hasattr(module, "finish"):
         module.finish(records)
     sections = module.sections(ctx) if hasattr(module, "sections") else {}
@@ -241,18 +260,21 @@ def run_suite(module, todo: list, ctx: Context, meta: dict, args) -> list[dict]:
     wall_s = time.monotonic() - started
     print(f"{module.NAME} took {wall_s:.0f} s", flush=True)
     if not args.no_save:
-        save(module, records, sections, meta, args, wall_s)
+        save(module, records, sections, meta, args, wall_s, cut)
     return records
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.started = time.monotonic()
     if args.list:
         print(parser.epilog.split("\n\n")[0])
         return 0
     if args.rep_ms is not None and args.rep_ms <= 0:
         parser.error(f"--rep-ms must be positive, got {args.rep_ms:g}")
+    if args.deadline_s is not None and args.deadline_s <= 0:
+        parser.error(f"--deadline-s must be positive, got {args.deadline_s:g}")
     if args.pad_us is not None and not 0 <= args.pad_us <= timing.MAX_PAD_US:
         parser.error(f"--pad-us must be in [0, {timing.MAX_PAD_US:g}], got {args.pad_us:g}")
     names = choose_suites(parser, args.suites)

@@ -14,7 +14,11 @@ restored after, for the tests, the sanitizer script and the tuning probes. The n
   widest narrow pack that fits, 1 the rule (the default), 2 the peeled kernel;
 - ``few_rows``: ``_C._set_norm_few_rows``, the most rows a grid may have for its
   16-byte-pack rows of up to 256 packs to run one pack a thread, any dtype (0: never; -1
-  the rule, the default: 512 16-bit rows, 128 fp32 rows).
+  the rule, the default: 512 16-bit rows, 128 fp32 rows);
+- ``whole_rows``: ``_C._set_norm_whole_rows``, the most rows a grid may have for rows a
+  few packs past a power of two of threads (N = 4100 fp32) to keep every pack in
+  registers on twice the threads instead of re-reading the extra ones (0: never; -1 the
+  rule, the default: 0 rows for both dtypes).
 
 Softmax's (``softmax_switches``):
 
@@ -50,11 +54,12 @@ def _switched(settings) -> Iterator[None]:
 
 def norm_switches(param_stage: Optional[int] = None,
                   peel: Optional[int] = None,
-                  few_rows: Optional[int] = None):
+                  few_rows: Optional[int] = None,
+                  whole_rows: Optional[int] = None):
     from torch_memopt import _C
 
     return _switched([(_C._set_norm_param_stage, param_stage), (_C._set_norm_peel, peel),
-                      (_C._set_norm_few_rows, few_rows)])
+                      (_C._set_norm_few_rows, few_rows), (_C._set_norm_whole_rows, whole_rows)])
 
 
 def softmax_switches(few_rows: Optional[int] = None):

@@ -1,6 +1,8 @@
 """Which CUDA kernels a call launched, by name, from torch.profiler: for tests that a
 shape takes the kernel it should (a rung's own, not its fallback's)."""
 
+import re
+
 import torch
 
 
@@ -10,3 +12,12 @@ def kernels_run(fn) -> list[str]:
         fn()
         torch.cuda.synchronize()
     return [e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def the_kernel(fn, pattern: re.Pattern, what: str) -> re.Match:
+    """`pattern` matched against the one CUDA kernel `fn()` launched; fails naming `what`
+    was expected and the kernels that ran instead. The match's `.string` is the name."""
+    names = kernels_run(fn)
+    found = pattern.search(names[0]) if len(names) == 1 else None
+    assert found, f"expected {what} alone, ran {names}"
+    return found

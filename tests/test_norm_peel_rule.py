@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from conftest import requires_cuda
-from cuda_kernels import kernels_run
+from cuda_kernels import the_kernel
 from torch_memopt.bench import calls
 
 # (op, dtype, rows, N, peeled): 4100 bf16 and 2050 fp32 rows fit 8-byte packs; 2050 bf16
@@ -33,10 +33,8 @@ VECTORIZED = re.compile(r"norm_vectorized_kernel<[^<>]*?, (\d+), (true|false), (
 def test_auto_peels_where_the_rule_says(op, dtype, rows, n, peeled):
     inputs = calls.make_inputs(op, calls.rows_shape(rows, n), dtype, "cuda", {})
     ours = calls.ours(op, "auto", {})
-    names = kernels_run(lambda: ours(*inputs))
-    found = VECTORIZED.search(names[0]) if len(names) == 1 else None
-    assert found, f"expected the vectorized kernel alone, ran {names}"
+    found = the_kernel(lambda: ours(*inputs), VECTORIZED, "the vectorized kernel")
     expected = ("16", "true") if peeled else ("8", "false")
-    assert found.groups() == expected, f"(pack bytes, peeled) expected {expected}: {names}"
+    assert found.groups() == expected, f"(pack bytes, peeled) expected {expected}: {found.string}"
     err = calls.relative_error(ours(*inputs), calls.reference(op, inputs, {}))
     assert err < calls.tolerance(op, dtype), f"relative error {err:.2e}"

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from conftest import requires_cuda
-from cuda_kernels import kernels_run
+from cuda_kernels import the_kernel
 from torch_memopt.bench import calls
 from torch_memopt.testing.switches import norm_switches
 
@@ -30,10 +30,8 @@ def test_a_row_a_pack_past_256_threads(op, whole, threads, rows):
     inputs = calls.make_inputs(op, calls.rows_shape(rows, 4100), torch.float32, "cuda", {})
     ours = calls.ours(op, "auto", {})
     with norm_switches(whole_rows=whole):
-        names = kernels_run(lambda: ours(*inputs))
+        found = the_kernel(lambda: ours(*inputs), THREADS, "the vectorized kernel")
         out = ours(*inputs)
-    found = THREADS.search(names[0]) if len(names) == 1 else None
-    assert found, f"expected the vectorized kernel alone, ran {names}"
-    assert found.group(1) == threads, f"expected {threads} threads a row: {names}"
+    assert found.group(1) == threads, f"expected {threads} threads a row: {found.string}"
     err = calls.relative_error(out, calls.reference(op, inputs, {}))
     assert err < calls.tolerance(op, torch.float32), f"relative error {err:.2e}"

@@ -12,7 +12,7 @@ import torch
 
 import torch_memopt
 from conftest import requires_cuda
-from cuda_kernels import kernels_run
+from cuda_kernels import the_kernel
 from torch_memopt.bench.calls import relative_error
 
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
@@ -116,9 +116,8 @@ ONLINE = re.compile(r"softmax_online_kernel<[^<>]*?, (\d+), (\d+), (?:true|false
 @pytest.mark.parametrize("dtype, rows, n, one_pack", RULE_CASES)
 def test_auto_takes_one_pack_a_thread_where_the_rule_says(dtype, rows, n, one_pack):
     x = torch.randn(rows, n, device="cuda", dtype=dtype)
-    names = kernels_run(lambda: torch_memopt.softmax(x, -1))
-    found = ONLINE.search(names[0]) if len(names) == 1 else None
-    assert found, f"expected online's 16-byte kernel alone, ran {names}"
-    assert (found.group(2) == "1") == one_pack, f"one pack a thread expected {one_pack}: {names}"
+    found = the_kernel(lambda: torch_memopt.softmax(x, -1), ONLINE, "online's 16-byte kernel")
+    assert (found.group(2) == "1") == one_pack, \
+        f"one pack a thread expected {one_pack}: {found.string}"
     err = relative_error(torch_memopt.softmax(x, -1), torch.softmax(x.double(), -1))
     assert err < TOLERANCE[dtype], f"relative error {err:.2e}"
